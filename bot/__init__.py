@@ -1,0 +1,1 @@
+"""Chat adapters (Slack, Teams, console), message parsing and answer rendering."""

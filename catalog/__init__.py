@@ -1,0 +1,1 @@
+"""Source databases: connectors, introspection, profiling, copy detection, joins and table cards."""

@@ -1,0 +1,202 @@
+"""Registering, listing and removing source databases.
+
+A source lives in two places that must agree: the configuration file (its URL, written as the operator gave it,
+with secrets only as `${VAR}` placeholders) and the metadata store (engine, version, analysis state). Adding
+validates everything and connects once before writing either, and restores the file if the store write fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ruamel.yaml.comments import CommentedMap
+from sqlalchemy.orm import Session
+
+from catalog import source_url
+from catalog.probe import SourceInfo, probe
+from core.config_file import check_name, read_document, validate_document, write_document
+from core.errors import NotFoundError, SourceError
+from core.settings import Settings
+from core.store.database import Store
+from core.store.models import Source
+from core.store.repositories import sources as source_repo
+
+
+@dataclass(frozen=True)
+class SourceListing:
+    name: str
+    aliases: tuple[str, ...]
+    engine: str | None
+    engine_version: str | None
+    url: str
+    tables: int
+    analysed_at: datetime | None
+    in_config: bool
+    registered: bool
+
+
+def _labels_in_use(config_sources: dict[str, list[str]], session: Session) -> dict[str, str]:
+    used: dict[str, str] = {}
+    for name, aliases in config_sources.items():
+        for label in (name, *aliases):
+            used[label.lower()] = name
+    for source in source_repo.all_sources(session):
+        for label in (source.name, *source.aliases):
+            used.setdefault(label.lower(), source.name)
+    return used
+
+
+def _check_labels(name: str, aliases: list[str], used: dict[str, str]) -> None:
+    for label in (name, *aliases):
+        try:
+            check_name(label, "source name" if label == name else "alias")
+        except ValueError as exc:
+            raise SourceError(str(exc)) from exc
+    lowered = [label.lower() for label in (name, *aliases)]
+    if len(set(lowered)) != len(lowered):
+        raise SourceError("the name and aliases of a source must all differ")
+    for label in (name, *aliases):
+        owner = used.get(label.lower())
+        if owner is not None:
+            what = "a source" if owner.lower() == label.lower() else f"an alias of source {owner!r}"
+            raise SourceError(f"{label!r} is already {what}; choose another name or remove it first")
+
+
+def _config_sources(document: CommentedMap) -> dict[str, list[str]]:
+    sources = document.get("sources") or {}
+    return {str(n): list((e or {}).get("aliases") or []) for n, e in sources.items()}
+
+
+def add_source(settings: Settings, store: Store, name: str, url: str, aliases: list[str]) -> SourceInfo:
+    path = settings.config_path
+    document = read_document(path)
+    validate_document(path, document)
+    with store.transaction() as session:
+        _check_labels(name, aliases, _labels_in_use(_config_sources(document), session))
+    parsed = source_url.parse(url)
+    secrets = source_url.clear_text_secrets(parsed)
+    if secrets:
+        raise SourceError(
+            f"the URL holds a {' and a '.join(secrets)} in clear text; tablescout will not store it. "
+            "Put the secret in an environment variable and write ${VAR_NAME} in its place, e.g. "
+            "mysql://reader:${ERP_DB_PASSWORD}@db.internal/erp"
+        )
+    shown = source_url.display(parsed)
+    info = probe(source_url.expand(parsed, settings.environment_value), shown)
+
+    entry = CommentedMap()
+    entry["url"] = parsed.render_as_string(hide_password=False)
+    if aliases:
+        entry["aliases"] = list(aliases)
+    if document.get("sources") is None:
+        document["sources"] = CommentedMap()
+    document["sources"][name] = entry
+    previous = path.read_bytes() if path.exists() else None
+    write_document(path, document)
+    try:
+        with store.transaction() as session:
+            source_repo.add(
+                session,
+                Source(
+                    name=name,
+                    aliases=list(aliases),
+                    engine=info.engine,
+                    engine_version=info.version,
+                    url_ref=shown,
+                ),
+            )
+    except BaseException:
+        _restore(path, previous)
+        raise
+    return info
+
+
+def _restore(path: Path, previous: bytes | None) -> None:
+    if previous is None:
+        path.unlink(missing_ok=True)
+    else:
+        tmp = path.with_name(f".{path.name}.restore")
+        tmp.write_bytes(previous)
+        tmp.replace(path)
+
+
+def remove_source(settings: Settings, store: Store, name: str) -> None:
+    """Forget a source: its entry in the configuration file and everything analysed about it."""
+    path = settings.config_path
+    document = read_document(path)
+    validate_document(path, document)
+    sources = document.get("sources") or {}
+    in_config = next((n for n in sources if str(n).lower() == name.lower()), None)
+    with store.transaction() as session:
+        registered = source_repo.by_name(session, name)
+        if in_config is None and registered is None:
+            raise NotFoundError(f"there is no source named {name!r}; `tablescout source list` shows them")
+        previous = path.read_bytes() if path.exists() else None
+        if in_config is not None:
+            del sources[in_config]
+            write_document(path, document)
+        try:
+            if registered is not None:
+                source_repo.remove(session, registered.name)
+                session.flush()
+        except BaseException:
+            _restore(path, previous)
+            raise
+
+
+def list_sources(settings: Settings, store: Store) -> list[SourceListing]:
+    config = settings.file
+    with store.transaction() as session:
+        registered = {s.name: s for s in source_repo.all_sources(session)}
+        counts = source_repo.table_counts(session)
+    listings = []
+    for name in sorted(set(registered) | set(config.sources)):
+        row = registered.get(name)
+        entry = config.sources.get(name)
+        url = row.url_ref if row is not None else source_url.display(source_url.parse(entry.url)) if entry else ""
+        listings.append(
+            SourceListing(
+                name=name,
+                aliases=tuple(row.aliases if row is not None else entry.aliases if entry else ()),
+                engine=row.engine if row is not None else None,
+                engine_version=row.engine_version if row is not None else None,
+                url=url,
+                tables=counts.get(row.id, 0) if row is not None else 0,
+                analysed_at=row.analysed_at if row is not None else None,
+                in_config=entry is not None,
+                registered=row is not None,
+            )
+        )
+    return listings
+
+
+def register_configured(settings: Settings, store: Store) -> list[tuple[str, str | None]]:
+    """Register sources written into the configuration file by hand; returns (name, error or None) for each."""
+    results: list[tuple[str, str | None]] = []
+    with store.transaction() as session:
+        known = {s.name.lower() for s in source_repo.all_sources(session)}
+    for name, entry in settings.file.sources.items():
+        if name.lower() in known:
+            continue
+        try:
+            parsed = source_url.parse(entry.url)
+            shown = source_url.display(parsed)
+            info = probe(source_url.expand(parsed, settings.environment_value), shown)
+        except SourceError as exc:
+            results.append((name, str(exc)))
+            continue
+        with store.transaction() as session:
+            source_repo.add(
+                session,
+                Source(
+                    name=name,
+                    aliases=list(entry.aliases),
+                    engine=info.engine,
+                    engine_version=info.version,
+                    url_ref=shown,
+                ),
+            )
+        results.append((name, None))
+    return results

@@ -1,0 +1,124 @@
+"""Who may see which database and table.
+
+Roles come from the configuration file; a user's roles come from the directory groups they belong to (as last
+synced into the store), or the configured default role when no group maps. Every feature asks one question,
+`Principal.may_see(database, table)`, so search, cards, notes and SQL checks can never disagree.
+
+Rules: a role allows a table when one of its grants for that database allows it and none of its grants for that
+database denies it; a user may see what any of their roles allows. Patterns are shell-style and case-insensitive,
+matched against `TABLE` and `schema.TABLE`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from sqlalchemy.orm import Session
+
+from core.config_file import ConfigFile, Grant, GroupMapping
+from core.errors import ConfigError
+from core.store.models import DirectoryGroup
+from core.store.repositories import directory
+
+PLATFORMS = ("slack", "teams")
+
+
+@dataclass(frozen=True)
+class RoleGrants:
+    name: str
+    grants: tuple[Grant, ...]
+    admin: bool = False
+
+    def _grants_for(self, database: str) -> list[Grant]:
+        db = database.casefold()
+        return [g for g in self.grants if fnmatchcase(db, g.database.casefold())]
+
+    def allows_database(self, database: str) -> bool:
+        return any(g.allow for g in self._grants_for(database))
+
+    def allows_table(self, database: str, table: str, schema: str | None) -> bool:
+        names = [table.casefold()]
+        if schema:
+            names.append(f"{schema}.{table}".casefold())
+        grants = self._grants_for(database)
+
+        def matches(patterns: list[str]) -> bool:
+            return any(fnmatchcase(n, p.casefold()) for p in patterns for n in names)
+
+        return any(matches(g.allow) for g in grants) and not any(matches(g.deny) for g in grants)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The asking user with the roles resolved at the start of a turn; trusted, never built from model output."""
+
+    platform: str
+    user_id: str
+    roles: tuple[RoleGrants, ...]
+    in_directory: bool = True
+    operator: bool = False
+
+    @classmethod
+    def for_operator(cls) -> Principal:
+        """Someone at the command line with access to the configuration: sees everything."""
+        return cls(platform="operator", user_id="operator", roles=(), operator=True)
+
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.roles)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.operator or any(r.admin for r in self.roles)
+
+    def may_see(self, database: str, table: str | None = None, schema: str | None = None) -> bool:
+        """May this principal see database `database` (table None) or table `schema.table` in it."""
+        if self.operator:
+            return True
+        if table is None:
+            return any(r.allows_database(database) for r in self.roles)
+        return any(r.allows_table(database, table, schema) for r in self.roles)
+
+
+def parse_user_ref(ref: str) -> tuple[str, str]:
+    """`slack:U024BE7LH` or `teams:<aad object id>` → (platform, user id)."""
+    platform, sep, user_id = ref.partition(":")
+    if not sep or platform not in PLATFORMS or not user_id:
+        raise ConfigError(f"user {ref!r} must be written PLATFORM:ID with PLATFORM one of {', '.join(PLATFORMS)}")
+    return platform, user_id
+
+
+def _mapping_matches(mapping: GroupMapping, platform: str, group: DirectoryGroup) -> bool:
+    if mapping.platform != platform:
+        return False
+    wanted = mapping.group
+    if wanted == group.group_id:
+        return True
+    handle = wanted.removeprefix("@").casefold()
+    return group.handle is not None and wanted.startswith("@") and group.handle.casefold() == handle
+
+
+def role_grants(config: ConfigFile, role: str) -> RoleGrants:
+    spec = config.roles[role]
+    grants = []
+    for grant in spec.grants:
+        canonical = config.source_for(grant.database)
+        grants.append(grant if canonical is None else grant.model_copy(update={"database": canonical}))
+    return RoleGrants(name=role, grants=tuple(grants), admin=spec.admin)
+
+
+def resolve_principal(session: Session, config: ConfigFile, platform: str, user_id: str) -> Principal:
+    """The principal for a chat user, from the groups synced into the store and the configured mappings."""
+    if platform not in PLATFORMS:
+        raise ConfigError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+    known = directory.user(session, platform, user_id) is not None
+    names: list[str] = []
+    for group in directory.groups_of(session, platform, user_id):
+        for mapping in config.groups:
+            if _mapping_matches(mapping, platform, group):
+                names.extend(r for r in mapping.roles if r not in names)
+    if not names and config.default_role is not None:
+        names.append(config.default_role)
+    roles = tuple(role_grants(config, name) for name in names)
+    return Principal(platform=platform, user_id=user_id, roles=roles, in_directory=known)

@@ -1,0 +1,84 @@
+"""The one settings object: environment variables for URLs and secrets, the YAML file for everything else.
+
+Nothing else in tablescout reads `os.environ`. `load_settings()` validates both halves before anything starts,
+so a typo in either is reported up front instead of half-way through a command.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.config_file import ConfigFile, load_config_file
+from core.errors import ConfigError
+
+ENV_PREFIX = "TABLESCOUT_"
+CONFIG_NAME = "tablescout.yaml"
+
+
+def _default_home() -> Path:
+    return platformdirs.user_data_path("tablescout", appauthor=False)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    home: Path = Field(default_factory=_default_home)
+    config: Path | None = None
+    database_url: SecretStr | None = None
+    redis_url: SecretStr | None = None
+    model: str | None = None
+    slack_api_url: str | None = None
+    teams_app_id: str | None = None
+    teams_app_password: SecretStr | None = None
+    teams_tenant_id: str | None = None
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY"))
+    anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
+    openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
+    openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL"))
+    slack_bot_token: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_BOT_TOKEN"))
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET"))
+    slack_app_token: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_APP_TOKEN"))
+
+    @property
+    def config_path(self) -> Path:
+        return self.config if self.config is not None else self.home / CONFIG_NAME
+
+    @property
+    def embedded_pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @cached_property
+    def file(self) -> ConfigFile:
+        return load_config_file(self.config_path)
+
+    def environment_value(self, name: str) -> str | None:
+        """A variable named in the configuration (`${VAR}` in a source URL); the one sanctioned way to read it."""
+        return os.environ.get(name)
+
+
+def _known_env_names() -> set[str]:
+    names = set()
+    for field_name, info in Settings.model_fields.items():
+        if info.validation_alias is None:
+            names.add(ENV_PREFIX + field_name.upper())
+    return names
+
+
+def load_settings() -> Settings:
+    """Read and validate the environment and the configuration file; raise ConfigError on any mistake."""
+    unknown = sorted(k for k in os.environ if k.startswith(ENV_PREFIX) and k not in _known_env_names())
+    if unknown:
+        known = ", ".join(sorted(_known_env_names()))
+        raise ConfigError(f"unknown environment variable(s) {', '.join(unknown)}; tablescout knows {known}")
+    try:
+        settings = Settings()
+    except ValueError as exc:
+        raise ConfigError(f"invalid environment: {exc}") from exc
+    _ = settings.file  # validate the file now, before anything starts
+    return settings

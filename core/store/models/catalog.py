@@ -1,0 +1,114 @@
+"""What analysis learns about source databases: sources, tables, columns, join candidates and search chunks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import ARRAY, BigInteger, CheckConstraint, Float, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.orm import Mapped, mapped_column
+
+from core.store.models.base import Base, created_at_column
+
+EMBEDDING_DIMENSIONS = 384
+TABLE_ROLES = ("live", "backup", "draft", "staging", "snapshot", "partition", "log", "view")
+
+
+class Source(Base):
+    """A registered source database. `url_ref` never holds a password: it is the URL with secrets masked."""
+
+    __tablename__ = "sources"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    aliases: Mapped[list[str]] = mapped_column(ARRAY(String(63)), default=list, server_default="{}")
+    engine: Mapped[str] = mapped_column(String(40))
+    engine_version: Mapped[str | None] = mapped_column(String(200))
+    url_ref: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str | None] = mapped_column(Text)
+    analysed_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = created_at_column()
+
+
+class SourceTable(Base):
+    """One table or view of a source. Invisible tables stay (with their notes) but leave search."""
+
+    __tablename__ = "source_tables"
+    __table_args__ = (
+        UniqueConstraint("source_id", "schema_name", "name"),
+        CheckConstraint(f"role IN ({', '.join(repr(r) for r in TABLE_ROLES)})", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source_id: Mapped[int] = mapped_column(ForeignKey("sources.id", ondelete="CASCADE"), index=True)
+    schema_name: Mapped[str] = mapped_column(String(128), default="", server_default="")
+    name: Mapped[str] = mapped_column(String(128))
+    role: Mapped[str] = mapped_column(String(20), default="live", server_default="live")
+    copy_of_id: Mapped[int | None] = mapped_column(ForeignKey("source_tables.id", ondelete="SET NULL"))
+    copy_evidence: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    visible: Mapped[bool] = mapped_column(default=True, server_default="true")
+    row_count: Mapped[int | None] = mapped_column(BigInteger)
+    row_count_exact: Mapped[bool] = mapped_column(default=False, server_default="false")
+    card: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    card_text: Mapped[str | None] = mapped_column(Text)
+    fingerprint: Mapped[str | None] = mapped_column(String(64))
+    skipped_reason: Mapped[str | None] = mapped_column(Text)
+    analysed_at: Mapped[datetime | None]
+    invisible_since: Mapped[datetime | None]
+    created_at: Mapped[datetime] = created_at_column()
+
+
+class TableColumn(Base):
+    __tablename__ = "table_columns"
+    __table_args__ = (UniqueConstraint("table_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int]
+    name: Mapped[str] = mapped_column(String(128))
+    data_type: Mapped[str] = mapped_column(String(200))
+    nullable: Mapped[bool] = mapped_column(default=True)
+    key_role: Mapped[str | None] = mapped_column(String(20))
+    comment: Mapped[str | None] = mapped_column(Text)
+    profile: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+
+class JoinCandidate(Base):
+    """A way two tables join: a declared foreign key, or an inferred candidate with its basis and confidence."""
+
+    __tablename__ = "join_candidates"
+    __table_args__ = (
+        CheckConstraint("kind IN ('declared', 'inferred')", name="kind"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source_id: Mapped[int] = mapped_column(ForeignKey("sources.id", ondelete="CASCADE"), index=True)
+    from_table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
+    from_columns: Mapped[list[str]] = mapped_column(ARRAY(String(128)))
+    to_table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
+    to_columns: Mapped[list[str]] = mapped_column(ARRAY(String(128)))
+    kind: Mapped[str] = mapped_column(String(10))
+    basis: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Float)
+
+
+class SearchChunk(Base):
+    """A searchable piece of a table card: the head, or a block of columns."""
+
+    __tablename__ = "search_chunks"
+    __table_args__ = (
+        UniqueConstraint("table_id", "kind", "ordinal"),
+        CheckConstraint("kind IN ('head', 'columns')", name="kind"),
+        Index("ix_search_chunks_tsv", "tsv", postgresql_using="gin"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(10))
+    ordinal: Mapped[int]
+    text: Mapped[str] = mapped_column(Text)
+    embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
+    tsv: Mapped[Any] = mapped_column(TSVECTOR)

@@ -1,0 +1,1 @@
+"""All SQL of the metadata store lives here; callers pass the session their boundary opened."""

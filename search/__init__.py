@@ -1,0 +1,1 @@
+"""Table search: embeddings, chunking, hybrid retrieval, fusion, reranking and permission filters."""

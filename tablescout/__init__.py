@@ -1,0 +1,1 @@
+"""The tablescout application: the command line that chains catalog, search and workers."""

@@ -1,0 +1,3 @@
+from tablescout.cli import main
+
+main()

@@ -1,0 +1,29 @@
+"""The `tablescout` command (SPEC §9). Only commands that work are registered."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from core.errors import TablescoutError
+from tablescout.cli import source_cmd
+from tablescout.cli.context import errors
+from tablescout.cli.init_cmd import init
+
+app = typer.Typer(
+    name="tablescout",
+    help="Answers business questions from your databases, choosing tables before writing SQL.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command("init")(init)
+app.add_typer(source_cmd.app, name="source")
+
+
+def main() -> None:
+    try:
+        app()
+    except TablescoutError as exc:
+        errors.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(1)

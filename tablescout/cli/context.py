@@ -1,0 +1,35 @@
+"""What every command needs: validated settings, an open and current metadata store, and error reporting."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from core.settings import Settings, load_settings
+from core.store import migrate
+from core.store.database import Store, open_store
+
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
+
+# pgserver asks platformdirs for a runtime directory; on servers without XDG_RUNTIME_DIR it falls back to /tmp
+# and warns on every start, which is noise for a command-line user.
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+
+def settings() -> Settings:
+    return load_settings()
+
+
+@contextmanager
+def current_store(config: Settings) -> Iterator[Store]:
+    """The metadata store, refusing to work on one that `tablescout init` has not brought up to date."""
+    store = open_store(config)
+    try:
+        migrate.require_current(store.engine)
+        yield store
+    finally:
+        store.close()

@@ -1,0 +1,42 @@
+"""`tablescout init`: create or migrate the metadata store and register sources written into the config file."""
+
+from __future__ import annotations
+
+import typer
+
+from catalog.registration import register_configured
+from core.store import migrate
+from core.store.database import open_store
+from tablescout.cli.context import console, errors, settings
+from tablescout.cli.starter_config import write_starter_config
+
+
+def init() -> None:
+    """Create or migrate the metadata store (embedded unless TABLESCOUT_DATABASE_URL is set)."""
+    config = settings()
+    config.home.mkdir(parents=True, exist_ok=True)
+    created = write_starter_config(config.config_path)
+    store = open_store(config)
+    try:
+        before = migrate.current_revision(store.engine)
+        migrate.upgrade(store.engine)
+        after = migrate.current_revision(store.engine)
+        where = (
+            f"embedded PostgreSQL in {config.embedded_pgdata}"
+            if store.embedded is not None
+            else store.engine.url.render_as_string(hide_password=True)
+        )
+        change = "created" if before is None else "up to date" if before == after else f"migrated from {before}"
+        console.print(f"Metadata store: {where} ({change}, revision {after})")
+        console.print(f"Configuration: {config.config_path}" + (" (created)" if created else ""))
+        failed = False
+        for name, error in register_configured(config, store):
+            if error is None:
+                console.print(f"Registered source {name} from the configuration file")
+            else:
+                failed = True
+                errors.print(f"[red]source {name} from the configuration file was not registered:[/] {error}")
+    finally:
+        store.close()
+    if failed:
+        raise typer.Exit(1)

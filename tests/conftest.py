@@ -1,0 +1,72 @@
+"""Shared fixtures: one embedded metadata store per test session, a rolled-back transaction per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import URL, create_engine, text
+from sqlalchemy.orm import Session
+
+from core.store import migrate
+from core.store.database import Store, open_store
+from core.store.embedded import EmbeddedServer, start_embedded
+from tests.support import isolated_settings
+
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+# Tests describe their own environment; nothing from the developer's shell may leak into them.
+for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:
+    del os.environ[_name]
+
+
+@pytest.fixture(scope="session")
+def store_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """The embedded PostgreSQL 16 + pgvector the tests share (the same code path as the product default)."""
+    server = start_embedded(tmp_path_factory.mktemp("store") / "pgdata")
+    yield server
+    server.stop()
+
+
+def create_scratch_database(server_url: URL, prefix: str) -> URL:
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    engine = create_engine(server_url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return server_url.set(database=name)
+
+
+@pytest.fixture(scope="session")
+def store(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """A migrated store in its own database; migrations run once per session."""
+    url = create_scratch_database(store_server.url, "ts_test")
+    settings = isolated_settings(tmp_path_factory.mktemp("home"), database_url=url.render_as_string(False))
+    opened = open_store(settings)
+    migrate.upgrade(opened.engine)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def session(store: Store) -> Iterator[Session]:
+    """A session whose work is rolled back after the test, even where the code under test commits."""
+    with store.engine.connect() as conn:
+        outer = conn.begin()
+        db = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+        try:
+            yield db
+        finally:
+            db.close()
+            outer.rollback()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path

@@ -1,0 +1,35 @@
+"""Helpers shared by tests: settings for an isolated installation, and running the real `tablescout` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from core.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+SPIDER = REPO.parent / "shared" / "bench" / "spider" / "database"
+MARIADB_SERVER = "mysql+pymysql://root@127.0.0.1:3306/"
+POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+def isolated_settings(home: Path, **values: object) -> Settings:
+    return Settings(home=home, **values)  # type: ignore[arg-type]
+
+
+def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m tablescout ARGS` as a user would, in an installation rooted at `home`."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TABLESCOUT_")}
+    clean.update({"TABLESCOUT_HOME": str(home), "COLUMNS": "200"})
+    clean.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "tablescout", *args],
+        capture_output=True,
+        text=True,
+        env=clean,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )

@@ -1,0 +1,1 @@
+"""Celery app, thin tasks and the turn engine that runs rounds against the model."""
