@@ -87,7 +87,7 @@ def add_source(settings: Settings, store: Store, name: str, url: str, aliases: l
     info = probe(source_url.expand(parsed, settings.environment_value), shown)
 
     entry = CommentedMap()
-    entry["url"] = parsed.render_as_string(hide_password=False)
+    entry["url"] = source_url.render(parsed)
     if aliases:
         entry["aliases"] = list(aliases)
     if document.get("sources") is None:

@@ -25,6 +25,7 @@ DEFAULT_DRIVERS = {
     "postgres": "postgresql+psycopg",
 }
 SUPPORTED = ("sqlite", "mysql+pymysql", "mariadb+pymysql", "postgresql+psycopg")
+QUOTED_PLACEHOLDER = re.compile(r"%24%7B([A-Za-z_][A-Za-z0-9_]*)%7D")
 MASK = "***"
 SECRET_QUERY_KEYS = ("password", "passwd", "pwd", "secret", "token")
 
@@ -50,6 +51,11 @@ def parse(url: str) -> URL:
     return parsed
 
 
+def render(url: URL) -> str:
+    """The URL as text with every secret in place; `${VAR}` placeholders stay readable rather than %-escaped."""
+    return QUOTED_PLACEHOLDER.sub(r"${\1}", url.render_as_string(hide_password=False))
+
+
 def clear_text_secrets(url: URL) -> list[str]:
     """The parts of the URL that hold a secret written out rather than as a `${VAR}` placeholder."""
     found = []
@@ -71,7 +77,7 @@ def display(url: URL) -> str:
         k: (MASK if k.lower() in SECRET_QUERY_KEYS and not PLACEHOLDER.fullmatch(str(v)) else v)
         for k, v in url.query.items()
     }
-    return masked.set(query=query).render_as_string(hide_password=False)
+    return render(masked.set(query=query))
 
 
 def expand(url: URL, lookup: Callable[[str], str | None]) -> URL:

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from core.errors import TablescoutError
-from tablescout.cli import source_cmd
+from tablescout.cli import sample_cmd, source_cmd
 from tablescout.cli.context import errors
 from tablescout.cli.init_cmd import init
 
@@ -19,6 +19,7 @@ app = typer.Typer(
 )
 app.command("init")(init)
 app.add_typer(source_cmd.app, name="source")
+app.add_typer(sample_cmd.app, name="sample")
 
 
 def main() -> None:

@@ -56,7 +56,9 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="One JSON array o
     table = Table("name", "aliases", "engine", "url", "tables", "analysed", "state")
     table.columns[3].overflow = "fold"
     for s in listings:
-        state = "ok" if s.registered and s.in_config else "not registered (run init)" if s.in_config else "not in config"
+        state = (
+            "ok" if s.registered and s.in_config else "not registered (run init)" if s.in_config else "not in config"
+        )
         table.add_row(
             s.name,
             ", ".join(s.aliases),

@@ -50,6 +50,6 @@ def test_every_revision_downgrades_one_step(fresh_engine: Engine) -> None:
     revisions = list(reversed(list(ScriptDirectory.from_config(migrate.alembic_config()).walk_revisions())))
     for revision in revisions:
         migrate.upgrade(fresh_engine, revision.revision)
-        migrate.downgrade(fresh_engine, revision.down_revision or "base")
+        migrate.downgrade(fresh_engine, str(revision.down_revision or "base"))
         migrate.upgrade(fresh_engine, revision.revision)
     assert migrate.current_revision(fresh_engine) == migrate.head_revision()

@@ -1,0 +1,67 @@
+"""`tablescout sample build|load`: the sample ERP and billing databases used by the demo, tests and benchmarks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sqlalchemy.exc import SQLAlchemyError
+
+from catalog import sample_erp, source_url
+from catalog.registration import add_source
+from core.errors import SourceError
+from core.store.repositories import sources as source_repo
+from tablescout.cli.context import console, current_store, settings
+
+app = typer.Typer(help="Generate the sample ERP and billing databases.", no_args_is_help=True)
+
+
+@app.command("build")
+def build(
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="Where to write erp.sqlite and billing.sqlite.")
+    ] = None,
+    register: Annotated[bool, typer.Option("--register", help="Add them as sources erp and billing.")] = False,
+) -> None:
+    """Write the sample databases as SQLite files (identical on every run)."""
+    config = settings()
+    target = (directory or config.home / "sample").expanduser().resolve()
+    with console.status("Generating the sample databases…"):
+        paths = sample_erp.build_sqlite(target)
+    for name, path in paths.items():
+        console.print(f"Wrote {name}: {path}")
+    if not register:
+        return
+    with current_store(config) as store:
+        for name, path in paths.items():
+            with store.transaction() as session:
+                existing = source_repo.by_name(session, name)
+            if existing is not None:
+                console.print(f"Source {name} is already registered ({existing.url_ref}); left as it is")
+                continue
+            info = add_source(config, store, name, f"sqlite:///{path}", [])
+            console.print(f"Registered source [bold]{name}[/] ({info.engine} {info.version})")
+
+
+@app.command("load")
+def load(
+    name: Annotated[str, typer.Argument(help=f"Which sample database: {', '.join(sample_erp.DATABASES)}.")],
+    url: Annotated[str, typer.Argument(help="An existing MariaDB/MySQL or PostgreSQL database; secrets as ${VAR}.")],
+) -> None:
+    """Load a sample database into a server database (its sample tables are replaced)."""
+    if name not in sample_erp.DATABASES:
+        raise SourceError(f"unknown sample database {name!r}; choose one of {', '.join(sample_erp.DATABASES)}")
+    config = settings()
+    parsed = source_url.parse(url)
+    shown = source_url.display(parsed)
+    if parsed.get_backend_name() == "sqlite":
+        raise SourceError("use `tablescout sample build` for SQLite files")
+    try:
+        with console.status(f"Loading {name} into {shown}…"):
+            sample_erp.load_into(source_url.expand(parsed, config.environment_value), name)
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None)
+        reason = str(orig if orig is not None else exc).strip().splitlines()[0]
+        raise SourceError(f"cannot load {name} into {shown}: {reason}") from exc
+    console.print(f"Loaded {name} into {shown}")
