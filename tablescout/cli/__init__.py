@@ -8,6 +8,8 @@ import typer
 
 from core.errors import TablescoutError
 from tablescout.cli import sample_cmd, source_cmd
+from tablescout.cli.analyze_cmd import analyze
+from tablescout.cli.card_cmd import card
 from tablescout.cli.context import errors
 from tablescout.cli.init_cmd import init
 
@@ -20,6 +22,8 @@ app = typer.Typer(
 app.command("init")(init)
 app.add_typer(source_cmd.app, name="source")
 app.add_typer(sample_cmd.app, name="sample")
+app.command("analyze")(analyze)
+app.command("card")(card)
 
 
 def main() -> None:

@@ -54,6 +54,7 @@ class SourceTable(Base):
     card: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     card_text: Mapped[str | None] = mapped_column(Text)
     fingerprint: Mapped[str | None] = mapped_column(String(64))
+    facts: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     skipped_reason: Mapped[str | None] = mapped_column(Text)
     analysed_at: Mapped[datetime | None]
     invisible_since: Mapped[datetime | None]

@@ -1,0 +1,197 @@
+"""From measurements and judgements to stored cards: code meanings, columns to watch, joins, text, summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from catalog.card_text import render_card
+from catalog.code_values import CodeTable, resolve_meanings
+from catalog.connectors.base import Connector, TableInfo
+from catalog.copy_detection import Judgement
+from catalog.join_inference import JoinEdge, declared_joins, inferred_join, name_candidates
+from catalog.misuse import columns_to_watch
+from catalog.summary import summarise
+from catalog.table_card import CardInputs, build_card
+from catalog.table_facts import Measured, key_resolver, stored_profiles
+from core.errors import TablescoutError
+from core.store.repositories import catalog as catalog_repo
+
+COPY_ROLES = {"backup", "draft", "staging", "snapshot"}
+
+
+@dataclass
+class BuiltCatalog:
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    measured: dict[str, Measured] = field(default_factory=dict)
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    joins: list[JoinEdge] = field(default_factory=list)
+    summary: str = ""
+    listed: set[tuple[str, str]] = field(default_factory=set)  # (schema, name) of every table the source listed
+
+
+def find_joins(connector: Connector, measured: dict[str, Measured], judgements: dict[str, Judgement]) -> list[JoinEdge]:
+    key_of = key_resolver(measured)
+    edges: list[JoinEdge] = []
+    for item in measured.values():
+        edges.extend(declared_joins(item.info, key_of))
+    declared = {(e.from_table, c, e.to_table) for e in edges for c in e.from_columns}
+    usable = [
+        m.info for k, m in measured.items() if judgements[k].role not in COPY_ROLES and m.info.ref.kind == "table"
+    ]
+    for candidate in name_candidates(usable, declared):
+        values = (measured[candidate.from_info.ref.qualified].facts.get("value_samples") or {}).get(candidate.column)
+        if not values:
+            continue
+        try:
+            found = connector.count_present(candidate.to_info.ref, candidate.key, values)
+        except TablescoutError:
+            continue
+        edge = inferred_join(candidate, found / len(values), len(values))
+        if edge is not None:
+            edges.append(edge)
+    return edges
+
+
+def _codes_for(
+    info: TableInfo, facts: dict[str, Any], code_tables: Sequence[CodeTable]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+    codes: dict[str, list[dict[str, Any]]] = {}
+    sources: dict[str, str] = {}
+    columns = {c.name: c for c in info.columns}
+    for name, pairs in (facts.get("code_values") or {}).items():
+        if name not in columns:
+            continue
+        fk_target = next((fk.ref_table for fk in info.foreign_keys if name in fk.columns), None)
+        meanings, source = resolve_meanings(info.ref.name, columns[name], [p[0] for p in pairs], code_tables, fk_target)
+        codes[name] = [{"code": code, "meaning": meanings.get(code), "share": share} for code, share in pairs]
+        if source:
+            sources[name] = source
+    return codes, sources
+
+
+def build_cards(
+    connector: Connector,
+    database: str,
+    measured: dict[str, Measured],
+    judgements: dict[str, Judgement],
+    code_tables: Sequence[CodeTable],
+    profile: bool,
+) -> BuiltCatalog:
+    built = BuiltCatalog(measured=measured, judgements=judgements)
+    built.joins = find_joins(connector, measured, judgements) if profile else []
+    if not profile:
+        key_of = key_resolver(measured)
+        built.joins = [e for m in measured.values() for e in declared_joins(m.info, key_of)]
+    copies_of: dict[str, list[dict[str, Any]]] = {}
+    for key, judgement in judgements.items():
+        if judgement.copy_of is not None:
+            rows = measured[key].facts.get("row_count")
+            copies_of.setdefault(judgement.copy_of, []).append(
+                {"table": measured[key].info.ref.name, "role": judgement.role, "row_count": rows}
+            )
+    engine = f"{connector.engine} {connector.version}"
+    for key, item in measured.items():
+        judgement = judgements[key]
+        profiles = stored_profiles(item.facts)
+        codes, code_sources = _codes_for(item.info, item.facts, code_tables)
+        watch = columns_to_watch(item.info.columns, profiles, set(codes))
+        inputs = CardInputs(
+            database=database,
+            info=item.info,
+            role=judgement.role,
+            copy_of=measured[judgement.copy_of].info.ref.name if judgement.copy_of else None,
+            copy_evidence=judgement.evidence or None,
+            row_count=item.facts.get("row_count"),
+            row_count_exact=bool(item.facts.get("row_count_exact")),
+            profiles=profiles,
+            codes=codes,
+            code_sources=code_sources,
+            watch=watch,
+            joins=[j for j in built.joins if j.from_table == key or j.to_table == key],
+            referenced_by=sorted({j.from_table for j in built.joins if j.to_table == key and j.kind == "declared"}),
+            copies=sorted(copies_of.get(key, []), key=lambda c: str(c["table"])),
+            sample=item.facts.get("sample"),
+            skipped_reason=item.facts.get("skipped_reason"),
+        )
+        built.cards[key] = build_card(inputs)
+        built.cards[key]["engine"] = engine
+    built.summary = summarise(database, connector.engine, list(built.cards.values()))
+    return built
+
+
+def persist(session: Session, source_id: int, built: BuiltCatalog, now: datetime, engine: str) -> list[str]:
+    """Store tables, columns and joins; tables no longer seen turn invisible. Returns the names that did."""
+    ids: dict[str, int] = {}
+    for key, card in built.cards.items():
+        item = built.measured[key]
+        info = item.info
+        row = catalog_repo.upsert_table(
+            session,
+            source_id,
+            info.ref.schema or "",
+            info.ref.name,
+            {
+                "role": card["role"],
+                "copy_evidence": card["copy_evidence"],
+                "visible": True,
+                "invisible_since": None,
+                "row_count": card["row_count"],
+                "row_count_exact": card["row_count_exact"],
+                "card": card,
+                "card_text": render_card(card, engine=engine),
+                "fingerprint": item.facts.get("fingerprint"),
+                "facts": item.facts,
+                "skipped_reason": card["skipped_reason"],
+                "analysed_at": now,
+            },
+        )
+        ids[key] = row.id
+        catalog_repo.replace_columns(
+            session,
+            row.id,
+            [
+                {
+                    "ordinal": i,
+                    "name": c["name"],
+                    "data_type": c["type"][:200],
+                    "nullable": c["nullable"],
+                    "key_role": c["key"],
+                    "comment": c["comment"],
+                    "profile": {k: c[k] for k in ("stats", "frequent", "codes", "watch") if k in c} or None,
+                }
+                for i, c in enumerate(card["columns"])
+            ],
+        )
+    for key, judgement in built.judgements.items():
+        catalog_repo.upsert_table(
+            session,
+            source_id,
+            built.measured[key].info.ref.schema or "",
+            built.measured[key].info.ref.name,
+            {"copy_of_id": ids.get(judgement.copy_of) if judgement.copy_of else None},
+        )
+    catalog_repo.replace_joins(
+        session,
+        source_id,
+        [
+            {
+                "from_table_id": ids[j.from_table],
+                "from_columns": list(j.from_columns),
+                "to_table_id": ids[j.to_table],
+                "to_columns": list(j.to_columns),
+                "kind": j.kind,
+                "basis": j.basis,
+                "confidence": j.confidence,
+            }
+            for j in built.joins
+            if j.from_table in ids and j.to_table in ids
+        ],
+    )
+    gone = catalog_repo.mark_invisible(session, source_id, built.listed, now)
+    catalog_repo.record_analysis(session, source_id, built.summary, now, engine.split(" ", 1)[-1])
+    return gone

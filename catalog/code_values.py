@@ -1,0 +1,161 @@
+"""Code columns (few distinct short values) and what their codes mean.
+
+A meaning comes, in order of trust, from a declared foreign key to a code table, a code table whose codes cover
+the column's values (the group named in the column comment first, then the group whose name shares words with
+the column), a `10=ordered, 20=paid` list in the column comment; otherwise it is left unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from catalog.connectors.base import ColumnInfo, TableInfo
+from catalog.naming import expand_words
+from catalog.profiling import ColumnProfile
+
+MAX_CODES = 40
+MAX_CODE_LENGTH = 12
+CODE_NAME_WORDS = {
+    "cd",
+    "code",
+    "stat",
+    "status",
+    "sts",
+    "type",
+    "tp",
+    "yn",
+    "flag",
+    "flg",
+    "grd",
+    "grade",
+    "kind",
+    "class",
+    "cls",
+    "div",
+    "gb",
+    "rsn",
+    "reason",
+    "mthd",
+    "method",
+    "level",
+    "lvl",
+    "category",
+    "ctgry",
+}
+LABEL_WORDS = {"nm", "name", "desc", "description", "label", "meaning", "text", "txt", "title"}
+GROUP_WORDS = {"grp", "group", "type", "kind", "category", "class", "div", "gb"}
+COMMENT_PAIRS = re.compile(r"([A-Za-z0-9]{1,12})\s*[=:]\s*([^,;/|\n]{1,40})")
+
+
+@dataclass
+class CodeTable:
+    """A lookup table: code → label, optionally partitioned by a group column (CODE_DTL: CODE_GRP, CODE_CD)."""
+
+    table: str
+    code_column: str
+    label_column: str
+    group_column: str | None
+    entries: dict[str, dict[str, str]] = field(default_factory=dict)  # group ("" when none) → code → label
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in expand_words(name) if w}
+
+
+def _raw_words(name: str) -> set[str]:
+    return set(re.split(r"[^a-z0-9]+", name.lower())) - {""}
+
+
+def is_code_column(column: ColumnInfo, profile: ColumnProfile, is_key: bool) -> bool:
+    if is_key or column.family not in ("text", "integer") or profile.distinct == 0:
+        return False
+    if profile.distinct > MAX_CODES or profile.date_text_format is not None:
+        return False
+    if column.family == "text" and (profile.max_length or 0) > MAX_CODE_LENGTH:
+        return False
+    named_like_code = bool(_raw_words(column.name) & CODE_NAME_WORDS)
+    present = profile.sample_size * (1 - profile.null_ratio)
+    repetitive = present >= 20 and profile.distinct <= max(2, present * 0.05)
+    return named_like_code or repetitive
+
+
+def code_table_shape(info: TableInfo) -> CodeTable | None:
+    """Whether a table looks like a code table, and which columns hold code, label and group."""
+    cols = [c for c in info.columns]
+    labels = [c for c in cols if c.family == "text" and _raw_words(c.name) & LABEL_WORDS]
+    codes = [
+        c
+        for c in cols
+        if c.family in ("text", "integer") and _raw_words(c.name) & (CODE_NAME_WORDS | {"id", "no"}) and c not in labels
+    ]
+    if not labels or not codes:
+        return None
+    groups = [c for c in codes if _raw_words(c.name) & GROUP_WORDS]
+    flags = {c.name for c in codes if _raw_words(c.name) & {"yn", "flag", "flg"}}
+    keyed = [c for c in codes if c.name in info.primary_key and c not in groups]
+    plain = keyed or [c for c in codes if c not in groups and c.name not in flags]
+    if not plain:
+        return None
+    code_column = plain[-1]
+    in_key = [g for g in groups if g.name in info.primary_key and g.name != code_column.name]
+    group_column = in_key[0].name if in_key else None
+    if info.primary_key and code_column.name not in info.primary_key:
+        return None
+    return CodeTable(info.ref.name, code_column.name, labels[0].name, group_column)
+
+
+def fill_code_table(table: CodeTable, columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:
+    index = {c: i for i, c in enumerate(columns)}
+    for row in rows:
+        code, label = row[index[table.code_column]], row[index[table.label_column]]
+        if code is None or label is None:
+            continue
+        group = str(row[index[table.group_column]]) if table.group_column else ""
+        table.entries.setdefault(group, {})[str(code).strip()] = str(label)
+
+
+def _from_comment(comment: str | None, codes: set[str]) -> dict[str, str]:
+    if not comment:
+        return {}
+    pairs = {k.strip(): v.strip() for k, v in COMMENT_PAIRS.findall(comment)}
+    return pairs if codes and codes <= set(pairs) else {}
+
+
+def resolve_meanings(
+    table_name: str,
+    column: ColumnInfo,
+    codes: list[str],
+    code_tables: Sequence[CodeTable],
+    fk_target: str | None,
+) -> tuple[dict[str, str], str | None]:
+    """Meanings for the codes and where they came from ("CODE_DTL group ORD_STAT", "comment"), or ({}, None)."""
+    wanted = {c.strip() for c in codes}
+    if not wanted:
+        return {}, None
+    comment = column.comment or ""
+    candidates: list[tuple[tuple[int, float, int], dict[str, str], str]] = []
+    for table in code_tables:
+        if table.table == table_name:
+            continue
+        for group, entries in table.entries.items():
+            covered = len(wanted & set(entries)) / len(wanted)
+            if covered < 0.8:
+                continue
+            by_fk = fk_target is not None and fk_target.lower() == table.table.lower()
+            named = bool(group) and group.lower() in comment.lower() and table.table.lower() in comment.lower()
+            overlap = len(_words(group) & (_words(column.name) | _words(table_name))) if group else 0
+            rank = (2 if by_fk else 1 if named else 0, covered, overlap)
+            where = f"{table.table} group {group}" if group else table.table
+            candidates.append((rank, entries, where))
+    if candidates:
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        best = candidates[0]
+        ambiguous = len(candidates) > 1 and candidates[1][0] == best[0] and best[0][0] == 0
+        if not ambiguous:
+            return {c: best[1][c] for c in wanted if c in best[1]}, best[2]
+    from_comment = _from_comment(column.comment, wanted)
+    if from_comment:
+        return {c: from_comment[c] for c in wanted}, "column comment"
+    return {}, None

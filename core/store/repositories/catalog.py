@@ -1,0 +1,79 @@
+"""Tables, columns and join candidates of analysed sources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from core.store.models import JoinCandidate, Source, SourceTable, TableColumn
+
+
+def tables_of(session: Session, source_id: int) -> list[SourceTable]:
+    return list(session.scalars(select(SourceTable).where(SourceTable.source_id == source_id)))
+
+
+def find_table(session: Session, source_id: int, name: str, schema: str | None = None) -> SourceTable | None:
+    """A table by name (exact first, then case-insensitive); schema '' means the default schema."""
+    stmt = select(SourceTable).where(SourceTable.source_id == source_id)
+    if schema is not None:
+        stmt = stmt.where(SourceTable.schema_name == schema)
+    candidates = list(session.scalars(stmt.where(func.lower(SourceTable.name) == name.lower())))
+    exact = [t for t in candidates if t.name == name]
+    if exact:
+        return exact[0]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def upsert_table(session: Session, source_id: int, schema: str, name: str, values: dict[str, Any]) -> SourceTable:
+    table = session.scalars(
+        select(SourceTable).where(
+            SourceTable.source_id == source_id, SourceTable.schema_name == schema, SourceTable.name == name
+        )
+    ).first()
+    if table is None:
+        table = SourceTable(source_id=source_id, schema_name=schema, name=name)
+        session.add(table)
+    for key, value in values.items():
+        setattr(table, key, value)
+    session.flush()
+    return table
+
+
+def replace_columns(session: Session, table_id: int, columns: Sequence[dict[str, Any]]) -> None:
+    session.execute(delete(TableColumn).where(TableColumn.table_id == table_id))
+    if columns:
+        session.add_all(TableColumn(table_id=table_id, **c) for c in columns)
+    session.flush()
+
+
+def mark_invisible(session: Session, source_id: int, listed: set[tuple[str, str]], now: datetime) -> list[str]:
+    """Tables the source no longer lists leave search (their notes stay); returns their names."""
+    stmt = select(SourceTable).where(SourceTable.source_id == source_id, SourceTable.visible)
+    gone = [t for t in session.scalars(stmt) if (t.schema_name, t.name) not in listed]
+    for table in gone:
+        table.visible = False
+        table.invisible_since = now
+    session.flush()
+    return [t.name for t in gone]
+
+
+def replace_joins(session: Session, source_id: int, joins: Sequence[dict[str, Any]]) -> None:
+    session.execute(delete(JoinCandidate).where(JoinCandidate.source_id == source_id))
+    if joins:
+        session.add_all(JoinCandidate(source_id=source_id, **j) for j in joins)
+    session.flush()
+
+
+def joins_of(session: Session, source_id: int) -> list[JoinCandidate]:
+    return list(session.scalars(select(JoinCandidate).where(JoinCandidate.source_id == source_id)))
+
+
+def record_analysis(session: Session, source_id: int, summary: str, at: datetime, version: str | None) -> None:
+    values: dict[str, Any] = {"summary": summary, "analysed_at": at}
+    if version:
+        values["engine_version"] = version
+    session.execute(update(Source).where(Source.id == source_id).values(**values))

@@ -1,0 +1,107 @@
+"""`tablescout analyze [NAME...|--all]`: introspect, profile, judge copies and joins, build cards."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from catalog.analysis import AnalysisOptions, AnalysisReport, analyze_source
+from core.errors import ConfigError
+from core.store.repositories import sources as source_repo
+from tablescout.cli.context import console, current_store, errors, settings
+
+
+class BarProgress:
+    """Rich progress bar: tables done/total, the table being read, elapsed time."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: object | None = None
+        self.source = ""
+
+    def start(self, source: str, total: int) -> None:
+        self.source = source
+        self.task = self.progress.add_task(source, total=total)
+
+    def working_on(self, table: str) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, description=f"{self.source}: {table}")  # type: ignore[arg-type]
+
+    def advance(self) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)  # type: ignore[arg-type]
+
+
+def _summary_table(reports: list[AnalysisReport]) -> Table:
+    table = Table("source", "tables", "read", "reused", "copies", "partitions", "joins", "skipped", "invisible", "s")
+    for r in reports:
+        if r.error:
+            table.add_row(r.source, "-", "-", "-", "-", "-", "-", "[red]source failed[/]", "-", "-")
+            continue
+        table.add_row(
+            r.source,
+            str(r.tables),
+            str(r.measured),
+            str(r.reused),
+            str(len(r.copies)),
+            str(len(r.partitions)),
+            f"{r.joins_declared} declared, {r.joins_inferred} inferred",
+            str(len(r.skipped)),
+            str(len(r.invisible)),
+            f"{r.seconds:.1f}",
+        )
+    return table
+
+
+def _details(report: AnalysisReport) -> None:
+    if report.error:
+        errors.print(f"[red]{report.source}: not analysed:[/] {report.error}")
+        return
+    for table, live, role in report.copies:
+        console.print(f"{report.source}: {table} is a {role} copy of {live}")
+    if report.partitions:
+        console.print(f"{report.source}: partitions {', '.join(report.partitions)}")
+    for table, reason in report.skipped:
+        console.print(f"[yellow]{report.source}: skipped {table}:[/] {reason}")
+    if report.invisible:
+        console.print(f"{report.source}: no longer visible: {', '.join(report.invisible)} (notes kept)")
+
+
+def analyze(
+    names: Annotated[list[str] | None, typer.Argument(help="Sources to analyse.")] = None,
+    all_sources: Annotated[bool, typer.Option("--all", help="Analyse every registered source.")] = False,
+    schema_only: Annotated[bool, typer.Option("--schema-only", help="Read no rows: names, types, keys only.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Measure unchanged tables again.")] = False,
+    sample_rows: Annotated[int, typer.Option("--sample-rows", min=10, max=100_000, help="Rows read per table.")] = 2000,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.5, max=600, help="Seconds per statement.")] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON array of reports on stdout.")] = False,
+) -> None:
+    """Analyse sources: cards with column meanings, stale copies, partitions and joins."""
+    if bool(names) == all_sources:
+        raise ConfigError("name the sources to analyse, or use --all (not both)")
+    config = settings()
+    options = AnalysisOptions(profile=not schema_only, sample_rows=sample_rows, full=full, statement_timeout_s=timeout)
+    reports: list[AnalysisReport] = []
+    with current_store(config) as store:
+        if all_sources:
+            with store.transaction() as session:
+                names = [s.name for s in source_repo.all_sources(session)]
+            if not names:
+                raise ConfigError("no sources registered yet; add one with `tablescout source add NAME URL`")
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=errors, transient=as_json) as progress:
+            for name in names or []:
+                reports.append(analyze_source(config, store, name, options, BarProgress(progress)))
+    if as_json:
+        typer.echo(json.dumps([asdict(r) for r in reports], indent=2))
+    else:
+        for report in reports:
+            _details(report)
+        console.print(_summary_table(reports))
+    if any(r.error for r in reports):
+        raise typer.Exit(1)
