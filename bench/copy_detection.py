@@ -42,7 +42,8 @@ def inject_copies(path: Path, rng: random.Random) -> dict[str, str]:
     """Add one copy of every table (a subset of its rows); returns copy name → live table."""
     expected: dict[str, str] = {}
     with sqlite3.connect(path) as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        query = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+        tables = [r[0] for r in conn.execute(query)]
         names = {t.lower() for t in tables}
         for index, table in enumerate(sorted(tables)):
             copy = PATTERNS[(index + rng.randrange(len(PATTERNS))) % len(PATTERNS)].format(table)

@@ -48,12 +48,19 @@ Containment = Callable[[TableFacts, TableFacts], float | None]
 
 
 def column_similarity(a: TableFacts, b: TableFacts) -> float:
-    """Jaccard similarity of the column names, counting a column only when its type family also agrees."""
+    """Jaccard similarity of the column names (case-insensitive)."""
     names = set(a.columns) | set(b.columns)
     if not names:
         return 0.0
-    same = sum(1 for n in names if n in a.columns and n in b.columns and a.columns[n] == b.columns[n])
-    return round(same / len(names), 4)
+    return round(len(set(a.columns) & set(b.columns)) / len(names), 4)
+
+
+def type_agreement(a: TableFacts, b: TableFacts) -> float:
+    """Share of shared columns whose type family agrees; copies made with CREATE TABLE AS often change types."""
+    shared = set(a.columns) & set(b.columns)
+    if not shared:
+        return 0.0
+    return round(sum(1 for n in shared if a.columns[n] == b.columns[n]) / len(shared), 4)
 
 
 def _newer_than_live(copy: TableFacts, live: TableFacts) -> list[str]:
@@ -79,6 +86,7 @@ def _judge_pair(
         "live_table": live.key,
         "name_pattern": f"{affix.position} {affix.marker}",
         "column_similarity": column_similarity(copy, live),
+        "type_agreement": type_agreement(copy, live),
         "rows": {"copy": copy.row_count, "live": live.row_count},
         "inbound_foreign_keys": sorted(copy.inbound_from),
     }
@@ -118,7 +126,8 @@ def _judge_pair(
 
 
 def _confidence(evidence: dict[str, Any]) -> float:
-    score = 0.55 + 0.25 * (float(evidence["column_similarity"]) - MIN_COLUMN_SIMILARITY) / (1 - MIN_COLUMN_SIMILARITY)
+    score = 0.5 + 0.25 * (float(evidence["column_similarity"]) - MIN_COLUMN_SIMILARITY) / (1 - MIN_COLUMN_SIMILARITY)
+    score += 0.05 * float(evidence.get("type_agreement", 0.0))
     contained = evidence.get("key_containment")
     if contained is not None:
         score += 0.15 * float(contained)
