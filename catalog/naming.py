@@ -5,84 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.identifiers import split_identifier
+from core.identifiers import ABBREVIATIONS, expand_words, humanise
 
-# Abbreviations seen in ERP schemas; expanding them lets a deterministic card say what a table is for.
-ABBREVIATIONS = {
-    "ord": "order",
-    "ords": "orders",
-    "cust": "customer",
-    "cst": "customer",
-    "prd": "product",
-    "prod": "product",
-    "itm": "item",
-    "mst": "master",
-    "mstr": "master",
-    "dtl": "detail",
-    "det": "detail",
-    "hdr": "header",
-    "h": "header",
-    "inv": "invoice",
-    "stk": "stock",
-    "wh": "warehouse",
-    "emp": "employee",
-    "dept": "department",
-    "ret": "return",
-    "rtn": "return",
-    "ship": "shipment",
-    "shp": "shipment",
-    "hist": "history",
-    "pay": "payment",
-    "pmt": "payment",
-    "amt": "amount",
-    "qty": "quantity",
-    "prc": "price",
-    "cd": "code",
-    "nm": "name",
-    "no": "number",
-    "num": "number",
-    "dt": "date",
-    "ymd": "date",
-    "ym": "year-month",
-    "stat": "status",
-    "sts": "status",
-    "grd": "grade",
-    "grp": "group",
-    "rsn": "reason",
-    "mthd": "method",
-    "tot": "total",
-    "sal": "salary",
-    "addr": "address",
-    "tel": "phone",
-    "yn": "flag",
-    "chg": "change",
-    "log": "log",
-    "ctgry": "category",
-    "cat": "category",
-    "cate": "category",
-    "rgn": "region",
-    "acct": "account",
-    "bal": "balance",
-    "txn": "transaction",
-    "trx": "transaction",
-    "vnd": "vendor",
-    "sup": "supplier",
-    "po": "purchase order",
-    "so": "sales order",
-    "gl": "general ledger",
-    "ar": "receivable",
-    "ap": "payable",
-    "bill": "billing",
-    "rmk": "remark",
-    "desc": "description",
-    "reg": "registered",
-    "upd": "updated",
-    "crt": "created",
-    "del": "deleted",
-    "use": "in use",
-    "sku": "stock keeping unit",
-    "uom": "unit of measure",
-}
+__all__ = ["ABBREVIATIONS", "Affix", "affixes", "expand_words", "humanise"]
 
 BACKUP_WORDS = {"bak", "bk", "bkp", "backup", "old", "org", "orig", "prev", "archive", "arch", "save", "sav"}
 STAGING_WORDS = {"tmp", "temp", "work", "wk", "stg", "stage", "staging", "load", "imp", "import"}
@@ -146,12 +71,3 @@ def affixes(name: str) -> list[Affix]:
         if stem:
             found.append(Affix(stem, prefix, kind, "prefix"))
     return found
-
-
-def expand_words(name: str) -> list[str]:
-    return [ABBREVIATIONS.get(w, w) for w in split_identifier(name)]
-
-
-def humanise(name: str) -> str:
-    """`ORD_DTL_H` → 'order detail header'."""
-    return " ".join(expand_words(name))

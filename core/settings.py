@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = None
     redis_url: SecretStr | None = None
     model: str | None = None
+    embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
+    reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     slack_api_url: str | None = None
     teams_app_id: str | None = None
     teams_app_password: SecretStr | None = None

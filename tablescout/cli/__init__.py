@@ -12,6 +12,7 @@ from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.card_cmd import card
 from tablescout.cli.context import errors
 from tablescout.cli.init_cmd import init
+from tablescout.cli.search_cmd import search
 
 app = typer.Typer(
     name="tablescout",
@@ -24,6 +25,7 @@ app.add_typer(source_cmd.app, name="source")
 app.add_typer(sample_cmd.app, name="sample")
 app.command("analyze")(analyze)
 app.command("card")(card)
+app.command("search")(search)
 
 
 def main() -> None:

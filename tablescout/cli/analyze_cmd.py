@@ -10,10 +10,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from catalog.analysis import AnalysisOptions, AnalysisReport, analyze_source
+from catalog.analysis import AnalysisOptions, AnalysisReport
 from core.errors import ConfigError
 from core.store.repositories import sources as source_repo
 from tablescout.cli.context import console, current_store, errors, settings
+from workers.catalog_refresh import RefreshReport, refresh_source
 
 
 class BarProgress:
@@ -86,7 +87,7 @@ def analyze(
         raise ConfigError("name the sources to analyse, or use --all (not both)")
     config = settings()
     options = AnalysisOptions(profile=not schema_only, sample_rows=sample_rows, full=full, statement_timeout_s=timeout)
-    reports: list[AnalysisReport] = []
+    refreshed: list[RefreshReport] = []
     with current_store(config) as store:
         if all_sources:
             with store.transaction() as session:
@@ -96,12 +97,19 @@ def analyze(
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=errors, transient=as_json) as progress:
             for name in names or []:
-                reports.append(analyze_source(config, store, name, options, BarProgress(progress)))
+                refreshed.append(refresh_source(config, store, name, options, BarProgress(progress)))
+    reports = [r.analysis for r in refreshed]
     if as_json:
-        typer.echo(json.dumps([asdict(r) for r in reports], indent=2))
+        rows = [asdict(r.analysis) | {"index": asdict(r.index) if r.index else None} for r in refreshed]
+        typer.echo(json.dumps(rows, indent=2))
     else:
-        for report in reports:
-            _details(report)
+        for item in refreshed:
+            _details(item.analysis)
+            if item.index is not None:
+                console.print(
+                    f"{item.analysis.source}: search index {item.index.tables} tables, "
+                    f"{item.index.embedded} chunks embedded, {item.index.reused} unchanged"
+                )
         console.print(_summary_table(reports))
     if any(r.error for r in reports):
         raise typer.Exit(1)

@@ -143,7 +143,7 @@ def test_remove_unknown_source(initialised: Cli) -> None:
 def test_help_shows_only_working_commands(cli: Cli) -> None:
     result = cli("--help")
     assert result.returncode == 0
-    for working in ("init", "source"):
-        assert working in result.stdout
-    for later in ("analyze", "search", "ask", "chat", "serve", "worker"):
+    for working in ("init", "source", "sample", "analyze", "card", "search"):
+        assert f" {working} " in result.stdout
+    for later in ("ask", "chat", "demo", "note", "directory", "serve", "worker"):
         assert f" {later} " not in result.stdout

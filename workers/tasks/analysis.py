@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 
-from catalog.analysis import AnalysisOptions, analyze_source
+from catalog.analysis import AnalysisOptions
 from core.settings import load_settings
 from core.store import migrate
 from core.store.database import open_store
 from core.store.repositories import sources as source_repo
 from workers.app import task
+from workers.catalog_refresh import refresh_source
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def run_analysis(names: list[str] | None, *, full: bool = False) -> dict[str, st
                 names = [s.name for s in source_repo.all_sources(session)]
         outcome = {}
         for name in names:
-            report = analyze_source(settings, store, name, AnalysisOptions(full=full))
+            report = refresh_source(settings, store, name, AnalysisOptions(full=full)).analysis
             outcome[name] = report.error or "ok"
             log.info(
                 "analysed %s: %d tables, %d copies, %d skipped",

@@ -28,6 +28,7 @@ class Source(Base):
     engine_version: Mapped[str | None] = mapped_column(String(200))
     url_ref: Mapped[str] = mapped_column(Text)
     summary: Mapped[str | None] = mapped_column(Text)
+    summary_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     analysed_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = created_at_column()
 
@@ -104,6 +105,13 @@ class SearchChunk(Base):
         UniqueConstraint("table_id", "kind", "ordinal"),
         CheckConstraint("kind IN ('head', 'columns')", name="kind"),
         Index("ix_search_chunks_tsv", "tsv", postgresql_using="gin"),
+        Index(
+            "ix_search_chunks_embedding",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

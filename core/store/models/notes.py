@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.store.models.base import Base, created_at_column
+from core.store.models.catalog import EMBEDDING_DIMENSIONS
 
 
 class Note(Base):
@@ -28,6 +30,7 @@ class Note(Base):
     edited_at: Mapped[datetime | None]
     deleted_at: Mapped[datetime | None]
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
+    embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
 
 
 class NoteTable(Base):

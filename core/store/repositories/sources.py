@@ -42,4 +42,4 @@ def table_counts(session: Session) -> dict[int, int]:
     rows = session.execute(
         select(SourceTable.source_id, func.count()).where(SourceTable.visible).group_by(SourceTable.source_id)
     )
-    return {source_id: count for source_id, count in rows.tuples()}
+    return {source_id: count for source_id, count in rows.all()}

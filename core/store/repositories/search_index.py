@@ -1,0 +1,68 @@
+"""Search chunks and embeddings: what the index holds per table, note and source."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from core.store.models import Note, SearchChunk, Source, SourceTable
+
+
+def indexable_tables(session: Session, source_id: int) -> list[tuple[int, dict[str, Any]]]:
+    stmt = select(SourceTable.id, SourceTable.card).where(
+        SourceTable.source_id == source_id, SourceTable.visible, SourceTable.card.is_not(None)
+    )
+    return [(table_id, card) for table_id, card in session.execute(stmt).all()]
+
+
+def existing_chunks(session: Session, table_ids: Sequence[int]) -> dict[tuple[int, str, int], tuple[int, str]]:
+    """(table id, kind, ordinal) → (chunk id, text)."""
+    if not table_ids:
+        return {}
+    stmt = select(SearchChunk.id, SearchChunk.table_id, SearchChunk.kind, SearchChunk.ordinal, SearchChunk.text).where(
+        SearchChunk.table_id.in_(table_ids)
+    )
+    return {(t, k, o): (i, text) for i, t, k, o, text in session.execute(stmt).all()}
+
+
+def upsert_chunk(
+    session: Session,
+    existing_id: int | None,
+    table_id: int,
+    kind: str,
+    ordinal: int,
+    text: str,
+    keywords: str,
+    embedding: list[float],
+) -> None:
+    tsv = func.to_tsvector("simple", keywords)
+    if existing_id is None:
+        session.add(SearchChunk(table_id=table_id, kind=kind, ordinal=ordinal, text=text, embedding=embedding, tsv=tsv))
+    else:
+        session.execute(
+            update(SearchChunk).where(SearchChunk.id == existing_id).values(text=text, embedding=embedding, tsv=tsv)
+        )
+
+
+def delete_chunks(session: Session, chunk_ids: Sequence[int]) -> None:
+    if chunk_ids:
+        session.execute(delete(SearchChunk).where(SearchChunk.id.in_(chunk_ids)))
+
+
+def delete_chunks_of_invisible(session: Session, source_id: int) -> int:
+    hidden = select(SourceTable.id).where(SourceTable.source_id == source_id, SourceTable.visible.is_(False))
+    result = session.execute(delete(SearchChunk).where(SearchChunk.table_id.in_(hidden)).returning(SearchChunk.id))
+    return len(result.all())
+
+
+def set_summary_embedding(session: Session, source_id: int, embedding: list[float] | None) -> None:
+    session.execute(update(Source).where(Source.id == source_id).values(summary_embedding=embedding))
+
+
+def set_note_index(session: Session, note_id: int, keywords: str, embedding: list[float]) -> None:
+    session.execute(
+        update(Note).where(Note.id == note_id).values(tsv=func.to_tsvector("simple", keywords), embedding=embedding)
+    )

@@ -1,0 +1,155 @@
+"""The queries behind table search: nearest chunks, full-text hits, note hits, and what candidates show."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, literal, or_, select, text
+from sqlalchemy.orm import Session
+
+from core.store.models import Note, NoteTable, SearchChunk, Source, SourceTable
+
+EXACT_SCAN_MAX_CHUNKS = 20_000
+HNSW_EF_SEARCH = 200
+
+
+@dataclass(frozen=True)
+class Hit:
+    table_id: int
+    score: float
+    source_id: int = 0
+
+
+@dataclass(frozen=True)
+class NoteHit:
+    note_id: int
+    table_id: int
+    score: float
+    text: str
+
+
+def chunk_count(session: Session, source_ids: Sequence[int]) -> int:
+    stmt = (
+        select(func.count())
+        .select_from(SearchChunk)
+        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
+        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible)
+    )
+    return int(session.scalar(stmt) or 0)
+
+
+def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> list[Hit]:
+    """Nearest chunks by cosine distance; an exact scan for small sets, the HNSW index for large ones."""
+    distance = SearchChunk.embedding.cosine_distance(vector)
+    exact = chunk_count(session, source_ids) <= EXACT_SCAN_MAX_CHUNKS
+    # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is faster and complete.
+    order = (distance + literal(0.0)) if exact else distance
+    if not exact:
+        session.execute(text(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}"))
+    stmt = (
+        select(SearchChunk.table_id, distance, SourceTable.source_id)
+        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
+        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible, SearchChunk.embedding.is_not(None))
+        .order_by(order)
+        .limit(limit if exact else max(limit, HNSW_EF_SEARCH))
+    )
+    return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
+
+
+def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[Hit]:
+    """Chunks matching any query word, best full-text rank first (`query` is a to_tsquery expression)."""
+    tsquery = func.to_tsquery("simple", query)
+    rank = func.ts_rank_cd(SearchChunk.tsv, tsquery, 1)
+    stmt = (
+        select(SearchChunk.table_id, rank)
+        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
+        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible, SearchChunk.tsv.op("@@")(tsquery))
+        .order_by(rank.desc(), SearchChunk.id)
+        .limit(limit)
+    )
+    return [Hit(t, float(r)) for t, r in session.execute(stmt).all()]
+
+
+def _visible_notes(platform: str | None, user_id: str | None) -> Any:
+    shared = Note.private.is_(False)
+    if platform is None:
+        return shared
+    return or_(shared, (Note.author_platform == platform) & (Note.author_id == user_id))
+
+
+def note_hits(
+    session: Session,
+    query: str | None,
+    vector: list[float],
+    source_ids: Sequence[int],
+    viewer: tuple[str, str] | None,
+    limit: int,
+    min_similarity: float,
+) -> list[NoteHit]:
+    """Notes that match the question by words or by meaning, with the tables they are attached to."""
+    platform, user_id = viewer if viewer else (None, None)
+    base = (
+        select(Note.id, NoteTable.table_id, Note.text)
+        .join(NoteTable, NoteTable.note_id == Note.id)
+        .join(SourceTable, SourceTable.id == NoteTable.table_id)
+        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible, Note.deleted_at.is_(None))
+        .where(_visible_notes(platform, user_id))
+    )
+    hits: list[NoteHit] = []
+    if query:
+        tsquery = func.to_tsquery("simple", query)
+        rank = func.ts_rank_cd(Note.tsv, tsquery, 1)
+        stmt = base.add_columns(rank).where(Note.tsv.op("@@")(tsquery)).order_by(rank.desc()).limit(limit)
+        hits += [NoteHit(n, t, 1.0 + float(r), body) for n, t, body, r in session.execute(stmt).all()]
+    similarity = 1 - Note.embedding.cosine_distance(vector)
+    stmt = (
+        base.add_columns(similarity)
+        .where(Note.embedding.is_not(None), similarity >= min_similarity)
+        .order_by(similarity.desc())
+        .limit(limit)
+    )
+    hits += [NoteHit(n, t, float(s), body) for n, t, body, s in session.execute(stmt).all()]
+    return hits
+
+
+def sources(session: Session) -> list[Source]:
+    return list(session.scalars(select(Source).order_by(Source.name)))
+
+
+def tables(session: Session, table_ids: Sequence[int]) -> dict[int, SourceTable]:
+    if not table_ids:
+        return {}
+    return {t.id: t for t in session.scalars(select(SourceTable).where(SourceTable.id.in_(table_ids)))}
+
+
+def notes_for(
+    session: Session, table_ids: Sequence[int], viewer: tuple[str, str] | None, per_table: int
+) -> dict[int, list[Note]]:
+    """Up to `per_table` notes a viewer may read per table, newest first."""
+    if not table_ids:
+        return {}
+    platform, user_id = viewer if viewer else (None, None)
+    stmt = (
+        select(NoteTable.table_id, Note)
+        .join(Note, Note.id == NoteTable.note_id)
+        .where(NoteTable.table_id.in_(table_ids), Note.deleted_at.is_(None), _visible_notes(platform, user_id))
+        .order_by(Note.created_at.desc(), Note.id.desc())
+    )
+    found: dict[int, list[Note]] = {}
+    for table_id, note in session.execute(stmt).all():
+        bucket = found.setdefault(table_id, [])
+        if len(bucket) < per_table:
+            bucket.append(note)
+    return found
+
+
+def live_tables_of(session: Session, copy_ids: Sequence[int]) -> dict[int, int]:
+    """copy table id → its live table id, for visible live tables."""
+    if not copy_ids:
+        return {}
+    stmt = select(SourceTable.id, SourceTable.copy_of_id).where(
+        SourceTable.id.in_(copy_ids), SourceTable.copy_of_id.is_not(None)
+    )
+    return {c: int(live) for c, live in session.execute(stmt).all() if live is not None}

@@ -1,0 +1,55 @@
+"""Keeping the search index in step with the cards: only chunks whose text changed are embedded again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from core.store.repositories import search_index
+from search.chunking import chunks_for, keyword_text
+from search.encoders import Embedder
+
+
+@dataclass
+class IndexReport:
+    tables: int = 0
+    embedded: int = 0
+    reused: int = 0
+    removed: int = 0
+
+
+def index_source(session: Session, source_id: int, summary: str | None, embedder: Embedder) -> IndexReport:
+    report = IndexReport()
+    tables = search_index.indexable_tables(session, source_id)
+    report.tables = len(tables)
+    existing = search_index.existing_chunks(session, [t for t, _ in tables])
+    wanted: list[tuple[int, int | None, str, int, str, str]] = []
+    keep: set[int] = set()
+    for table_id, card in tables:
+        for chunk in chunks_for(card):
+            current = existing.get((table_id, chunk.kind, chunk.ordinal))
+            if current is not None and current[1] == chunk.text:
+                keep.add(current[0])
+                report.reused += 1
+                continue
+            wanted.append(
+                (table_id, current[0] if current else None, chunk.kind, chunk.ordinal, chunk.text, chunk.keywords)
+            )
+            if current is not None:
+                keep.add(current[0])
+    vectors = embedder.embed([w[4] for w in wanted])
+    for (table_id, chunk_id, kind, ordinal, text, keywords), vector in zip(wanted, vectors, strict=True):
+        search_index.upsert_chunk(session, chunk_id, table_id, kind, ordinal, text, keywords, vector.tolist())
+    report.embedded = len(wanted)
+    stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
+    search_index.delete_chunks(session, stale)
+    report.removed = len(stale) + search_index.delete_chunks_of_invisible(session, source_id)
+    summary_vector = embedder.embed([summary])[0].tolist() if summary else None
+    search_index.set_summary_embedding(session, source_id, summary_vector)
+    session.flush()
+    return report
+
+
+def index_note(session: Session, note_id: int, text: str, embedder: Embedder) -> None:
+    search_index.set_note_index(session, note_id, keyword_text(text), embedder.embed([text])[0].tolist())

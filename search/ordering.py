@@ -1,0 +1,54 @@
+"""Copies directly behind their live table, whatever the scores say; a copy is moved, never dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy.orm import Session
+
+from core.store.models import SourceTable
+from core.store.repositories import search_queries as queries
+
+COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
+
+
+def _live_of(row: SourceTable) -> int | None:
+    return row.copy_of_id if row.role in COPY_ROLES else None
+
+
+def place_copies(
+    session: Session, order: list[int], rows: dict[int, SourceTable], may_see: Callable[[SourceTable], bool]
+) -> list[int]:
+    """Reorder so each live table comes first and its copies right after it.
+
+    A copy that ranked above its live table brings the live table up to its place (fetched when search did not
+    retrieve it, provided it is visible and allowed).
+    """
+    copies: dict[int, list[int]] = {}
+    for table_id in order:
+        live = _live_of(rows[table_id])
+        if live is not None:
+            copies.setdefault(live, []).append(table_id)
+    missing = [live for live in copies if live not in rows]
+    for live_id, row in queries.tables(session, missing).items():
+        if row.visible and may_see(row):
+            rows[live_id] = row
+    result: list[int] = []
+    emitted: set[int] = set()
+
+    def emit(table_id: int) -> None:
+        if table_id in emitted:
+            return
+        emitted.add(table_id)
+        result.append(table_id)
+        for copy in copies.get(table_id, []):
+            if copy not in emitted:
+                emitted.add(copy)
+                result.append(copy)
+
+    for table_id in order:
+        live = _live_of(rows[table_id])
+        if live is not None and live in rows and live not in emitted:
+            emit(live)
+        emit(table_id)
+    return result

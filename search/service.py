@@ -1,0 +1,234 @@
+"""Table search (SPEC §3): select databases, retrieve by meaning, words and notes, fuse, rerank, filter.
+
+One Python API used in-process by the workers and the command line. The principal comes from the caller's
+trusted context; it decides which databases are searched, which tables are returned and which are only named
+in `denied_tables`. Copies are never removed, only placed directly behind their live table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from core.errors import NotFoundError, TablescoutError
+from core.permissions import Principal
+from core.store.models import SourceTable
+from core.store.repositories import search_queries as queries
+from search.candidates import Candidate, build_candidate
+from search.database_selection import SourceChoice, select_databases
+from search.encoders import Embedder, Reranker
+from search.fusion import best_first, reciprocal_rank_fusion
+from search.ordering import place_copies
+from search.query_text import tsquery
+
+DEFAULT_K = 8
+MAX_K = 30
+RETRIEVE = 60
+RERANK_DEPTH = 20
+NOTE_SIMILARITY = 0.5
+ALL_SIGNALS = frozenset({"semantic", "keyword", "note"})
+
+
+class SearchInputError(TablescoutError):
+    """The search request itself is wrong (empty question, k out of range, unknown database)."""
+
+
+@dataclass
+class SearchRequest:
+    question: str
+    databases: Sequence[str] = ()
+    terms: Sequence[str] = ()
+    k: int = DEFAULT_K
+    signals: frozenset[str] = ALL_SIGNALS
+    select_databases: bool = True
+    rerank: bool = True
+
+
+@dataclass
+class Searched:
+    databases: list[str]
+    total: int
+
+    def describe(self) -> str:
+        return f"searched {len(self.databases)} of {self.total} databases"
+
+
+@dataclass
+class SearchResult:
+    searched: Searched
+    candidates: list[Candidate] = field(default_factory=list)
+    denied_tables: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Encoders:
+    embedder: Embedder
+    reranker: Reranker
+
+
+def _validate(request: SearchRequest) -> None:
+    if not request.question or not request.question.strip():
+        raise SearchInputError("the question is empty")
+    if not 1 <= request.k <= MAX_K:
+        raise SearchInputError(f"k must be between 1 and {MAX_K}, not {request.k}")
+    unknown = request.signals - ALL_SIGNALS
+    if unknown or not request.signals:
+        raise SearchInputError(f"signals must be among {', '.join(sorted(ALL_SIGNALS))}")
+
+
+def _choices(session: Session, principal: Principal, pins: Sequence[str]) -> tuple[list[SourceChoice], int, bool]:
+    allowed = [s for s in queries.sources(session) if principal.may_see(s.name)]
+    to_choice = {
+        s.name: SourceChoice(
+            s.id, s.name, s.summary, list(s.summary_embedding) if s.summary_embedding is not None else None
+        )
+        for s in allowed
+    }
+    if not pins:
+        return list(to_choice.values()), len(allowed), False
+    chosen = []
+    everything = {s.name.lower(): s for s in queries.sources(session)}
+    for pin in pins:
+        match = everything.get(pin.lower()) or next(
+            (s for s in everything.values() if pin.lower() in (a.lower() for a in s.aliases)), None
+        )
+        if match is None:
+            raise SearchInputError(f"there is no database named {pin!r}")
+        if match.name not in to_choice:
+            raise SearchInputError(f"you may not query database {match.name!r}")
+        if to_choice[match.name] not in chosen:
+            chosen.append(to_choice[match.name])
+    return chosen, len(allowed), True
+
+
+def _rankings(
+    session: Session,
+    texts: Sequence[str],
+    source_ids: list[int],
+    signals: frozenset[str],
+    vectors: np.ndarray,
+    first_hits: list[queries.Hit] | None,
+) -> tuple[list[tuple[list[int], float]], dict[int, set[str]]]:
+    """Per-table rankings by meaning and by words for the question and each extra term, all weighted alike."""
+    rankings: list[tuple[list[int], float]] = []
+    matched: dict[int, set[str]] = {}
+    weight = 1.0
+    for index, text in enumerate(texts):
+        if "semantic" in signals:
+            if index == 0 and first_hits is not None:
+                hits = first_hits
+            else:
+                hits = queries.semantic_hits(session, vectors[index].tolist(), source_ids, RETRIEVE)
+            ranking = best_first((h.table_id, h.score) for h in hits)
+            rankings.append((ranking, weight))
+            for table_id in ranking[:RETRIEVE]:
+                matched.setdefault(table_id, set()).add("semantic")
+        query = tsquery(text)
+        if "keyword" in signals and query:
+            words_hits = queries.keyword_hits(session, query, source_ids, RETRIEVE)
+            ranking = best_first((h.table_id, h.score) for h in words_hits)
+            rankings.append((ranking, weight))
+            for table_id in ranking:
+                matched.setdefault(table_id, set()).add("keyword")
+    return rankings, matched
+
+
+def search_tables(
+    session: Session, principal: Principal, request: SearchRequest, encoders: Encoders, viewer: tuple[str, str] | None
+) -> SearchResult:
+    """The k best candidate tables for the question that `principal` may see, and the denied ones by name."""
+    _validate(request)
+    choices, total, pinned = _choices(session, principal, request.databases)
+    texts = [request.question, *(t for t in request.terms if t.strip())]
+    vectors = encoders.embedder.embed(texts)
+    first_hits: list[queries.Hit] | None = None
+    if choices and "semantic" in request.signals:
+        first_hits = queries.semantic_hits(session, vectors[0].tolist(), [c.source_id for c in choices], RETRIEVE)
+    if not pinned and request.select_databases:
+        best: dict[int, float] = {}
+        for hit in first_hits or []:
+            best[hit.source_id] = max(best.get(hit.source_id, -1.0), hit.score)
+        choices = select_databases(vectors[0], request.question, choices, best)
+    searched = Searched([c.name for c in choices], total)
+    if not choices:
+        return SearchResult(searched)
+    source_ids = [c.source_id for c in choices]
+    if first_hits is not None:
+        first_hits = [h for h in first_hits if h.source_id in source_ids]
+    rankings, matched = _rankings(session, texts, source_ids, request.signals, vectors, first_hits)
+    note_texts: dict[int, list[str]] = {}
+    if "note" in request.signals:
+        note_hits = queries.note_hits(
+            session, tsquery(request.question), vectors[0].tolist(), source_ids, viewer, RETRIEVE, NOTE_SIMILARITY
+        )
+        rankings.append((best_first((h.table_id, h.score) for h in note_hits), 1.0))
+        for note_hit in note_hits:
+            matched.setdefault(note_hit.table_id, set()).add("note")
+            if note_hit.text not in note_texts.setdefault(note_hit.table_id, []):
+                note_texts[note_hit.table_id].append(note_hit.text)
+    fused = reciprocal_rank_fusion(rankings)
+    order = sorted(fused, key=lambda t: (-fused[t], t))
+    rows = queries.tables(session, order)
+    allowed_order: list[int] = []
+    denied: list[str] = []
+    for table_id in order:
+        row = rows[table_id]
+        source = next(c.name for c in choices if c.source_id == row.source_id)
+        if principal.may_see(source, row.name, row.schema_name or None):
+            allowed_order.append(table_id)
+        elif len(allowed_order) < request.k:
+            denied.append(f"{source}.{row.name}")
+    scores = dict(fused)
+    if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
+        allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, rows, note_texts, scores)
+    names = {c.source_id: c.name for c in choices}
+    allowed_order = place_copies(
+        session, allowed_order, rows, lambda r: principal.may_see(names[r.source_id], r.name, r.schema_name or None)
+    )
+    for table_id in allowed_order:
+        live = rows[table_id].copy_of_id
+        if live is not None and live in scores:
+            scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
+    top = allowed_order[: request.k]
+    notes = queries.notes_for(session, top, viewer, per_table=5)
+    candidates = [
+        build_candidate(rows[t], names[rows[t].source_id], scores.get(t, 0.0), matched.get(t, set()), notes.get(t, []))
+        for t in top
+    ]
+    if len({c.database for c in candidates}) > 1:
+        for candidate in candidates:
+            candidate.marked_database = True
+    return SearchResult(searched, candidates, denied)
+
+
+def _rerank(
+    reranker: Reranker,
+    question: str,
+    order: list[int],
+    rows: dict[int, SourceTable],
+    note_texts: dict[int, list[str]],
+    scores: dict[int, float],
+) -> tuple[list[int], dict[int, float]]:
+    """Reorder the head of the list by relevance of card head plus notes to the question."""
+    head, rest = order[:RERANK_DEPTH], order[RERANK_DEPTH:]
+    documents = []
+    for table_id in head:
+        card_head = (rows[table_id].card_text or rows[table_id].name).split("\nColumns (")[0]
+        documents.append("\n".join([card_head, *note_texts.get(table_id, [])]))
+    relevance = reranker.score(question, documents)
+    ranked = sorted(zip(relevance, head, strict=True), key=lambda p: -p[0])
+    new_scores = dict(scores)
+    for value, table_id in ranked:
+        new_scores[table_id] = round(float(value), 6)
+    return [t for _, t in ranked] + rest, new_scores
+
+
+def ensure_known_user(principal: Principal) -> None:
+    if not principal.operator and not principal.in_directory:
+        raise NotFoundError(
+            f"user {principal.platform}:{principal.user_id} is not in the synced directory; "
+            "check the id or run `tablescout directory sync`"
+        )

@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from search.service import Encoders, SearchInputError
+from tests.search.conftest import World
+
+
+def names(result) -> list[str]:
+    return [c.table for c in result.candidates]
+
+
+def test_live_table_first_and_copies_right_behind_it(world: World) -> None:
+    result = world.search("how many orders were placed?", databases=["erp"])
+    order = names(result)
+    assert order[0] == "ORD_MST"
+    position = order.index("ORD_MST")
+    assert set(order[position + 1 : position + 3]) == {"ORD_MST_BAK", "ORD_MST_202312"}
+    first = result.candidates[0]
+    assert first.role == "live"
+    assert "semantic" in first.matched_by
+    bak = next(c for c in result.candidates if c.table == "ORD_MST_BAK")
+    assert bak.copy_of == "ORD_MST"
+    assert bak.role == "backup"
+
+
+class PrefersCopies:
+    """A reranker that scores copies highest: the order must still put the live table first."""
+
+    def score(self, question: str, documents: Sequence[str]) -> list[float]:
+        return [10.0 if "copy of" in d else 0.0 for d in documents]
+
+
+def test_live_table_first_even_when_the_reranker_prefers_a_copy(world: World) -> None:
+    world.note("erp", "ORD_MST_BAK", "quarterly audit snapshot of orders kept by finance")
+    adversarial = World(world.installation, Encoders(world.encoders.embedder, PrefersCopies()))
+    result = adversarial.search("how many orders in the quarterly audit", databases=["erp"])
+    order = names(result)
+    assert "note" in next(c for c in result.candidates if c.table == "ORD_MST_BAK").matched_by
+    assert order.index("ORD_MST") < order.index("ORD_MST_BAK")
+    assert (
+        order.index("ORD_MST") + 1 == order.index("ORD_MST_BAK")
+        or order[order.index("ORD_MST") + 1] == "ORD_MST_202312"
+    )
+
+
+def test_a_question_about_the_backup_still_finds_it(world: World) -> None:
+    result = world.search("row count difference between last month's backup and the current orders table", k=8)
+    assert "ORD_MST_BAK" in names(result)
+
+
+def test_a_column_deep_in_a_wide_table_finds_the_table(world: World) -> None:
+    result = world.search("which satellite uplink frequency in MHz do we use?", k=5)
+    assert "PLM_SPEC_SHEET" in names(result)
+
+
+def test_a_word_only_in_a_note_brings_the_table_in_with_the_note(world: World) -> None:
+    world.note("erp", "RET_DTL", "the zorblax campaign refunds are recorded here")
+    result = world.search("zorblax campaign", k=8)
+    hit = next(c for c in result.candidates if c.table == "RET_DTL")
+    assert "note" in hit.matched_by
+    assert any("zorblax" in n["text"] for n in hit.notes)
+
+
+def test_private_notes_are_only_seen_by_their_author(world: World) -> None:
+    world.note("erp", "PAY_HIST", "the quuxfrobnicate reconciliation lives here", private=True, author="U_SALES")
+    mine = world.search("quuxfrobnicate reconciliation", user="U_SALES", k=8)
+    assert "PAY_HIST" in names(mine)
+    theirs = world.search("quuxfrobnicate reconciliation", user="U_GUEST", k=8)
+    for candidate in theirs.candidates:
+        assert all("quuxfrobnicate" not in n["text"] for n in candidate.notes)
+        assert not (candidate.table == "PAY_HIST" and "note" in candidate.matched_by)
+
+
+def test_denied_tables_are_named_but_never_returned(world: World) -> None:
+    result = world.search("employee salaries", user="U_SALES", databases=["erp"], k=8)
+    assert "EMP_MST" not in names(result)
+    assert "erp.EMP_MST" in result.denied_tables
+    guest = world.search("employee salaries", user="U_GUEST", k=8)
+    assert "EMP_MST" not in names(guest)
+    assert all(c.table.startswith(("ORD_", "CUST_", "CODE_")) for c in guest.candidates)
+    assert guest.searched.databases == ["erp"], "the guest may query erp only"
+
+
+def test_invisible_tables_never_appear(world: World) -> None:
+    from core.store.repositories import catalog as catalog_repo
+    from core.store.repositories import sources as source_repo
+
+    with world.installation.store.transaction() as session:
+        source = source_repo.by_name(session, "erp")
+        assert source is not None
+        table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
+        assert table is not None
+        table.visible = False
+    try:
+        result = world.search("shipment tracking numbers and carriers", databases=["erp"], k=30)
+        assert "SHIP_HIST" not in names(result)
+    finally:
+        with world.installation.store.transaction() as session:
+            source = source_repo.by_name(session, "erp")
+            assert source is not None
+            table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
+            assert table is not None
+            table.visible = True
+
+
+def test_candidates_from_two_databases_carry_their_database(world: World) -> None:
+    result = world.search("customers", databases=["erp", "billing"], k=10)
+    databases = {c.database for c in result.candidates}
+    assert databases == {"erp", "billing"}
+    assert all(c.marked_database for c in result.candidates)
+    assert {("billing", "BILL_CUST"), ("erp", "CUST_MST")} <= {(c.database, c.table) for c in result.candidates}
+
+
+def test_pins_restrict_the_search(world: World) -> None:
+    result = world.search("customers", databases=["billing"], k=10)
+    assert {c.database for c in result.candidates} == {"billing"}
+    assert result.searched.databases == ["billing"]
+
+
+def test_database_selection_skips_irrelevant_databases(world: World) -> None:
+    result = world.search("how many orders shipped to Busan last month?")
+    assert result.searched.total == 4
+    assert "concerts" not in result.searched.databases
+    assert "erp" in result.searched.databases
+    assert result.searched.describe() == f"searched {len(result.searched.databases)} of 4 databases"
+
+
+def test_terms_are_searched_and_fused(world: World) -> None:
+    result = world.search("what did they buy", databases=["erp"], terms=["products", "order lines"], k=8)
+    assert {"PRD_MST", "ORD_DTL_H"} <= set(names(result))
+
+
+def test_candidates_carry_what_the_model_needs(world: World) -> None:
+    [orders] = world.search("order status codes", databases=["erp"], k=1).candidates
+    assert orders.table == "ORD_MST"
+    assert orders.engine is not None
+    assert orders.engine.startswith("sqlite")
+    assert "STATUS_CODE" in orders.codes
+    assert "REMARK" in orders.watch
+    assert any("CUST_MST" in j for j in orders.joins)
+    assert orders.head.startswith("Table ORD_MST in erp")
+
+
+@pytest.mark.parametrize(
+    ("question", "options", "message"),
+    [
+        ("", {}, "the question is empty"),
+        ("   ", {}, "the question is empty"),
+        ("orders", {"k": 0}, "k must be between 1 and 30"),
+        ("orders", {"k": 1000}, "k must be between 1 and 30"),
+        ("orders", {"databases": ["nope"]}, "there is no database named 'nope'"),
+    ],
+)
+def test_bad_input(world: World, question: str, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(SearchInputError, match=message):
+        world.search(question, **options)
+
+
+def test_pinning_a_database_the_user_may_not_query(world: World) -> None:
+    with pytest.raises(SearchInputError, match="you may not query database 'billing'"):
+        world.search("invoices", user="U_GUEST", databases=["billing"])

@@ -1,0 +1,37 @@
+"""Analyse a source and bring its search index up to date: the chain the CLI and the scheduled task share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.analysis import AnalysisOptions, AnalysisReport, Progress, analyze_source
+from core.settings import Settings
+from core.store.database import Store
+from core.store.repositories import sources as source_repo
+from search.encoders import Embedder, shared_embedder
+from search.indexing import IndexReport, index_source
+
+
+@dataclass
+class RefreshReport:
+    analysis: AnalysisReport
+    index: IndexReport | None = None
+
+
+def refresh_source(
+    settings: Settings,
+    store: Store,
+    name: str,
+    options: AnalysisOptions,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+) -> RefreshReport:
+    analysis = analyze_source(settings, store, name, options, progress)
+    if analysis.error is not None:
+        return RefreshReport(analysis)
+    model = embedder or shared_embedder(settings.embedding_model)
+    with store.transaction() as session:
+        source = source_repo.by_name(session, analysis.source)
+        assert source is not None
+        report = index_source(session, source.id, source.summary, model)
+    return RefreshReport(analysis, report)
