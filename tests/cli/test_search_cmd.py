@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,7 @@ def test_single_question_json(analysed: Cli) -> None:
 
 def test_bad_input(analysed: Cli, tmp_path: Path) -> None:
     batch = tmp_path / "bad.jsonl"
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"question": ""}, "the question is empty"),
         ({"question": "orders", "databases": ["crm"]}, "there is no database named 'crm'"),
         ({"question": "orders", "user": "slack:U_NOBODY"}, "not in the synced directory"),
