@@ -39,23 +39,21 @@ class BarProgress:
 
 
 def _summary_table(reports: list[AnalysisReport]) -> Table:
-    table = Table("source", "tables", "read", "reused", "copies", "partitions", "joins", "skipped", "invisible", "s")
+    table = Table("source", "tables", "copies", "partitions", "joins", "skipped", "seconds")
     for r in reports:
         if r.error:
-            table.add_row(r.source, "-", "-", "-", "-", "-", "-", "[red]source failed[/]", "-", "-")
+            table.add_row(r.source, "[red]failed[/]", "-", "-", "-", "-", "-")
             continue
         table.add_row(
             r.source,
-            str(r.tables),
-            str(r.measured),
-            str(r.reused),
+            f"{r.tables} ({r.reused} unchanged)" + (f", {len(r.invisible)} gone" if r.invisible else ""),
             str(len(r.copies)),
             str(len(r.partitions)),
-            f"{r.joins_declared} declared, {r.joins_inferred} inferred",
+            f"{r.joins_declared}+{r.joins_inferred}",
             str(len(r.skipped)),
-            str(len(r.invisible)),
             f"{r.seconds:.1f}",
         )
+    table.caption = "joins: declared + inferred"
     return table
 
 
