@@ -113,13 +113,29 @@ def gold_of(q: Question) -> set[tuple[str, str]]:
 
 
 def service_ranking(
-    inst: Installation, encoders: Encoders, q: Question, signals: frozenset[str], pooled: bool, k: int = 25
+    inst: Installation,
+    encoders: Encoders,
+    q: Question,
+    signals: frozenset[str],
+    pooled: bool,
+    k: int = 25,
+    riding: bool = False,
 ) -> list[tuple[str, str]]:
+    """Ranked (database, table) pairs; with `riding=False`, copies sharing their live table's slot are left out,
+    so positions count slots (k counts tables, not their copies)."""
     source = q.db_id.replace(".", "_")[:63]
     request = SearchRequest(q.question, databases=[] if pooled else [source], k=k, signals=signals)
     with inst.store.transaction() as session:
         result = search_tables(session, Principal.for_operator(), request, encoders, None)
-    return [(inst.names[c.database], c.table.lower()) for c in result.candidates]
+    return [(inst.names[c.database], c.table.lower()) for c in result.candidates if not riding or not rides(c, result)]
+
+
+def rides(candidate: Any, result: Any) -> bool:
+    """A copy placed directly behind its live table shares that table's slot (see search.ordering.take_slots)."""
+    if candidate.copy_of is None:
+        return False
+    before = result.candidates[: result.candidates.index(candidate)]
+    return any(c.table == candidate.copy_of and c.database == candidate.database for c in before)
 
 
 def names_index(inst: Installation, embedder: CachedEmbedder) -> list[tuple[str, str, np.ndarray]]:
@@ -177,8 +193,8 @@ def copy_trap(
     ahead = considered = 0
     cr10 = 0.0
     for q in qs:
-        ranked = service_ranking(inst, encoders, q, HYBRID, pooled=False, k=30)
-        cr10 += capped_recall(ranked, gold_of(q), 10)
+        ranked = service_ranking(inst, encoders, q, HYBRID, pooled=False, k=30, riding=True)
+        cr10 += capped_recall(service_ranking(inst, encoders, q, HYBRID, pooled=False, k=10), gold_of(q), 10)
         for gold in q.gold:
             copy_names = {c.lower() for c, live in copies[q.db_id].items() if live.lower() == gold.lower()}
             positions = [i for i, (db, t) in enumerate(ranked) if db == q.db_id and t in copy_names]

@@ -52,3 +52,22 @@ def place_copies(
             emit(live)
         emit(table_id)
     return result
+
+
+def take_slots(order: list[int], rows: dict[int, SourceTable], k: int) -> list[int]:
+    """The first `k` tables, each followed by the copies placed behind it.
+
+    A copy directly behind its live table rides in that table's slot: copies are variants of a table already
+    offered, and letting them take slots would push other relevant live tables out of the first k.
+    """
+    taken: list[int] = []
+    slots = 0
+    for table_id in order:
+        live = _live_of(rows[table_id])
+        riding = live is not None and live in taken
+        if not riding:
+            if slots == k:
+                break
+            slots += 1
+        taken.append(table_id)
+    return taken

@@ -21,7 +21,7 @@ from search.candidates import Candidate, build_candidate
 from search.database_selection import SourceChoice, select_databases
 from search.encoders import Embedder, Reranker
 from search.fusion import best_first, reciprocal_rank_fusion
-from search.ordering import place_copies
+from search.ordering import place_copies, take_slots
 from search.query_text import tsquery
 
 DEFAULT_K = 8
@@ -192,7 +192,7 @@ def search_tables(
         live = rows[table_id].copy_of_id
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
-    top = allowed_order[: request.k]
+    top = take_slots(allowed_order, rows, request.k)
     notes = queries.notes_for(session, top, viewer, per_table=5)
     candidates = [
         build_candidate(rows[t], names[rows[t].source_id], scores.get(t, 0.0), matched.get(t, set()), notes.get(t, []))

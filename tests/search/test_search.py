@@ -27,6 +27,15 @@ def test_live_table_first_and_copies_right_behind_it(world: World) -> None:
     assert bak.role == "backup"
 
 
+def test_copies_ride_in_their_live_tables_slot(world: World) -> None:
+    result = world.search("how many orders were placed?", databases=["erp"], k=1)
+    assert names(result)[0] == "ORD_MST"
+    assert set(names(result)[1:]) == {"ORD_MST_BAK", "ORD_MST_202312"}
+    two = world.search("how many orders were placed?", databases=["erp"], k=2)
+    assert len(two.candidates) == 4
+    assert two.candidates[3].copy_of is None
+
+
 class PrefersCopies:
     """A reranker that scores copies highest: the order must still put the live table first."""
 
@@ -135,7 +144,7 @@ def test_terms_are_searched_and_fused(world: World) -> None:
 
 
 def test_candidates_carry_what_the_model_needs(world: World) -> None:
-    [orders] = world.search("order status codes", databases=["erp"], k=1).candidates
+    orders = world.search("order status codes", databases=["erp"], k=1).candidates[0]
     assert orders.table == "ORD_MST"
     assert orders.engine is not None
     assert orders.engine.startswith("sqlite")
