@@ -10,6 +10,11 @@ from core.store.repositories import search_index
 from search.chunking import chunks_for, keyword_text
 from search.encoders import Embedder
 
+# In a large catalog a word found in more than 5% of all chunks (`id`, `name`, `code`) ranks nothing and makes
+# every full-text query touch thousands of rows; small catalogs keep every word.
+COMMON_WORD_SHARE = 0.05
+COMMON_WORD_MIN_CHUNKS = 2000
+
 
 @dataclass
 class IndexReport:
@@ -40,7 +45,9 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
                 keep.add(current[0])
     vectors = embedder.embed([w[4] for w in wanted])
     for (table_id, chunk_id, kind, ordinal, text, keywords), vector in zip(wanted, vectors, strict=True):
-        search_index.upsert_chunk(session, chunk_id, table_id, kind, ordinal, text, keywords, vector.tolist())
+        search_index.upsert_chunk(
+            session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, vector.tolist()
+        )
     report.embedded = len(wanted)
     stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
     search_index.delete_chunks(session, stale)
@@ -48,6 +55,8 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
     summary_vector = embedder.embed([summary])[0].tolist() if summary else None
     search_index.set_summary_embedding(session, source_id, summary_vector)
     session.flush()
+    search_index.set_chunk_count(session, source_id)
+    search_index.refresh_common_words(session, COMMON_WORD_SHARE, COMMON_WORD_MIN_CHUNKS)
     return report
 
 

@@ -45,10 +45,14 @@ def words(text: str) -> list[str]:
     return found
 
 
-def tsquery(text: str) -> str | None:
-    """A to_tsquery expression matching any of the words (quoted, so no word is read as an operator)."""
+def tsquery(text: str, common: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """A to_tsquery expression matching any of the words (quoted, so no word is read as an operator).
+
+    Words in `common` are left out, unless nothing else is left.
+    """
     terms = [w.replace("'", "") for w in words(text)]
     terms = [t for t in terms if t]
+    terms = [t for t in terms if t not in common] or terms
     if not terms:
         return None
     return " | ".join(f"'{t}'" for t in terms)

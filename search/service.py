@@ -111,6 +111,7 @@ def _rankings(
     signals: frozenset[str],
     vectors: np.ndarray,
     first_hits: list[queries.Hit] | None,
+    common: set[str],
 ) -> tuple[list[tuple[list[int], float]], dict[int, set[str]]]:
     """Per-table rankings by meaning and by words for the question and each extra term, all weighted alike."""
     rankings: list[tuple[list[int], float]] = []
@@ -126,7 +127,7 @@ def _rankings(
             rankings.append((ranking, weight))
             for table_id in ranking[:RETRIEVE]:
                 matched.setdefault(table_id, set()).add("semantic")
-        query = tsquery(text)
+        query = tsquery(text, common)
         if "keyword" in signals and query:
             words_hits = queries.keyword_hits(session, query, source_ids, RETRIEVE)
             ranking = best_first((h.table_id, h.score) for h in words_hits)
@@ -158,11 +159,18 @@ def search_tables(
     source_ids = [c.source_id for c in choices]
     if first_hits is not None:
         first_hits = [h for h in first_hits if h.source_id in source_ids]
-    rankings, matched = _rankings(session, texts, source_ids, request.signals, vectors, first_hits)
+    common = queries.common_words(session)
+    rankings, matched = _rankings(session, texts, source_ids, request.signals, vectors, first_hits, common)
     note_texts: dict[int, list[str]] = {}
     if "note" in request.signals:
         note_hits = queries.note_hits(
-            session, tsquery(request.question), vectors[0].tolist(), source_ids, viewer, RETRIEVE, NOTE_SIMILARITY
+            session,
+            tsquery(request.question, common),
+            vectors[0].tolist(),
+            source_ids,
+            viewer,
+            RETRIEVE,
+            NOTE_SIMILARITY,
         )
         rankings.append((best_first((h.table_id, h.score) for h in note_hits), 1.0))
         for note_hit in note_hits:

@@ -4,6 +4,7 @@ from core.store.models.base import Base
 from core.store.models.catalog import (
     EMBEDDING_DIMENSIONS,
     TABLE_ROLES,
+    CommonWord,
     JoinCandidate,
     SearchChunk,
     Source,
@@ -20,6 +21,7 @@ __all__ = [
     "TABLE_ROLES",
     "TURN_STATUSES",
     "Base",
+    "CommonWord",
     "Conversation",
     "DirectoryGroup",
     "DirectoryUser",

@@ -29,6 +29,7 @@ class Source(Base):
     url_ref: Mapped[str] = mapped_column(Text)
     summary: Mapped[str | None] = mapped_column(Text)
     summary_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
+    chunk_count: Mapped[int] = mapped_column(default=0, server_default="0")
     analysed_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = created_at_column()
 
@@ -116,8 +117,19 @@ class SearchChunk(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
+    # The table's source, repeated here so a search pinned to one database reads only that database's chunks.
+    source_id: Mapped[int | None] = mapped_column(ForeignKey("sources.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(10))
     ordinal: Mapped[int]
     text: Mapped[str] = mapped_column(Text)
     embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
+
+
+class CommonWord(Base):
+    """Words in so many chunks that matching them says little; full-text queries leave them out."""
+
+    __tablename__ = "search_common_words"
+
+    word: Mapped[str] = mapped_column(Text, primary_key=True)
+    documents: Mapped[int]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from core.store.models import Note, SearchChunk, Source, SourceTable
+from core.store.models import CommonWord, Note, SearchChunk, Source, SourceTable
 
 
 def indexable_tables(session: Session, source_id: int) -> list[tuple[int, dict[str, Any]]]:
@@ -31,6 +31,7 @@ def existing_chunks(session: Session, table_ids: Sequence[int]) -> dict[tuple[in
 def upsert_chunk(
     session: Session,
     existing_id: int | None,
+    source_id: int,
     table_id: int,
     kind: str,
     ordinal: int,
@@ -40,10 +41,14 @@ def upsert_chunk(
 ) -> None:
     tsv = func.to_tsvector("simple", keywords)
     if existing_id is None:
-        session.add(SearchChunk(table_id=table_id, kind=kind, ordinal=ordinal, text=text, embedding=embedding, tsv=tsv))
+        chunk = SearchChunk(table_id=table_id, source_id=source_id, kind=kind, ordinal=ordinal, text=text, tsv=tsv)
+        chunk.embedding = embedding
+        session.add(chunk)
     else:
         session.execute(
-            update(SearchChunk).where(SearchChunk.id == existing_id).values(text=text, embedding=embedding, tsv=tsv)
+            update(SearchChunk)
+            .where(SearchChunk.id == existing_id)
+            .values(text=text, embedding=embedding, tsv=tsv, source_id=source_id)
         )
 
 
@@ -66,3 +71,27 @@ def set_note_index(session: Session, note_id: int, keywords: str, embedding: lis
     session.execute(
         update(Note).where(Note.id == note_id).values(tsv=func.to_tsvector("simple", keywords), embedding=embedding)
     )
+
+
+def set_chunk_count(session: Session, source_id: int) -> int:
+    count = session.scalar(
+        select(func.count())
+        .select_from(SearchChunk)
+        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
+        .where(SourceTable.source_id == source_id, SourceTable.visible)
+    )
+    session.execute(update(Source).where(Source.id == source_id).values(chunk_count=int(count or 0)))
+    return int(count or 0)
+
+
+def refresh_common_words(session: Session, share: float, min_chunks: int) -> int:
+    """Record the words found in more than `share` of all chunks, once the index holds `min_chunks` or more."""
+    session.execute(delete(CommonWord))
+    total = int(session.scalar(select(func.count()).select_from(SearchChunk)) or 0)
+    if total < min_chunks:
+        return 0
+    stats = text("SELECT word, ndoc FROM ts_stat('SELECT tsv FROM search_chunks') WHERE ndoc > :threshold")
+    rows = session.execute(stats, {"threshold": int(total * share)}).all()
+    if rows:
+        session.execute(insert(CommonWord), [{"word": w, "documents": n} for w, n in rows])
+    return len(rows)

@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import func, literal, or_, select, text
 from sqlalchemy.orm import Session
 
-from core.store.models import Note, NoteTable, SearchChunk, Source, SourceTable
+from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable
 
 EXACT_SCAN_MAX_CHUNKS = 20_000
-HNSW_EF_SEARCH = 200
+HNSW_EF_SEARCH = 100
 
 
 @dataclass(frozen=True)
@@ -31,29 +31,43 @@ class NoteHit:
 
 
 def chunk_count(session: Session, source_ids: Sequence[int]) -> int:
-    stmt = (
-        select(func.count())
-        .select_from(SearchChunk)
-        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
-        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible)
-    )
-    return int(session.scalar(stmt) or 0)
+    """Indexed chunks of the sources, as counted when they were last indexed."""
+    return int(session.scalar(select(func.sum(Source.chunk_count)).where(Source.id.in_(source_ids))) or 0)
+
+
+def common_words(session: Session) -> set[str]:
+    return set(session.scalars(select(CommonWord.word)))
 
 
 def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> list[Hit]:
     """Nearest chunks by cosine distance; an exact scan for small sets, the HNSW index for large ones."""
+    if chunk_count(session, source_ids) <= EXACT_SCAN_MAX_CHUNKS:
+        distance = SearchChunk.embedding.cosine_distance(vector)
+        # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete.
+        stmt = (
+            select(SearchChunk.table_id, distance, SearchChunk.source_id)
+            .join(SourceTable, SourceTable.id == SearchChunk.table_id)
+            .where(SearchChunk.source_id.in_(source_ids), SourceTable.visible, SearchChunk.embedding.is_not(None))
+            .order_by(distance + literal(0.0))
+            .limit(limit)
+        )
+        return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
+    # The index answers "nearest N chunks" only when the ordering is the whole query; the source and visibility
+    # filters apply to that over-fetched set afterwards.
+    session.execute(text(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}"))
     distance = SearchChunk.embedding.cosine_distance(vector)
-    exact = chunk_count(session, source_ids) <= EXACT_SCAN_MAX_CHUNKS
-    # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is faster and complete.
-    order = (distance + literal(0.0)) if exact else distance
-    if not exact:
-        session.execute(text(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}"))
+    nearest = (
+        select(SearchChunk.table_id.label("table_id"), distance.label("distance"))
+        .order_by(distance)
+        .limit(HNSW_EF_SEARCH)
+        .subquery()
+    )
     stmt = (
-        select(SearchChunk.table_id, distance, SourceTable.source_id)
-        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
-        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible, SearchChunk.embedding.is_not(None))
-        .order_by(order)
-        .limit(limit if exact else max(limit, HNSW_EF_SEARCH))
+        select(nearest.c.table_id, nearest.c.distance, SourceTable.source_id)
+        .join(SourceTable, SourceTable.id == nearest.c.table_id)
+        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible)
+        .order_by(nearest.c.distance)
+        .limit(limit)
     )
     return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
 
@@ -65,7 +79,7 @@ def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit:
     stmt = (
         select(SearchChunk.table_id, rank)
         .join(SourceTable, SourceTable.id == SearchChunk.table_id)
-        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible, SearchChunk.tsv.op("@@")(tsquery))
+        .where(SearchChunk.source_id.in_(source_ids), SourceTable.visible, SearchChunk.tsv.op("@@")(tsquery))
         .order_by(rank.desc(), SearchChunk.id)
         .limit(limit)
     )
