@@ -80,7 +80,8 @@ def _validate(request: SearchRequest) -> None:
 
 
 def _choices(session: Session, principal: Principal, pins: Sequence[str]) -> tuple[list[SourceChoice], int, bool]:
-    allowed = [s for s in queries.sources(session) if principal.may_see(s.name)]
+    registered = queries.sources(session)
+    allowed = [s for s in registered if principal.may_see(s.name)]
     to_choice = {
         s.name: SourceChoice(
             s.id, s.name, s.summary, list(s.summary_embedding) if s.summary_embedding is not None else None
@@ -90,7 +91,7 @@ def _choices(session: Session, principal: Principal, pins: Sequence[str]) -> tup
     if not pins:
         return list(to_choice.values()), len(allowed), False
     chosen = []
-    everything = {s.name.lower(): s for s in queries.sources(session)}
+    everything = {s.name.lower(): s for s in registered}
     for pin in pins:
         match = everything.get(pin.lower()) or next(
             (s for s in everything.values() if pin.lower() in (a.lower() for a in s.aliases)), None
@@ -180,11 +181,12 @@ def search_tables(
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
     rows = queries.tables(session, order)
+    names = {c.source_id: c.name for c in choices}
     allowed_order: list[int] = []
     denied: list[str] = []
     for table_id in order:
         row = rows[table_id]
-        source = next(c.name for c in choices if c.source_id == row.source_id)
+        source = names[row.source_id]
         if principal.may_see(source, row.name, row.schema_name or None):
             allowed_order.append(table_id)
         elif len(allowed_order) < request.k:
@@ -192,7 +194,6 @@ def search_tables(
     scores = dict(fused)
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
         allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, rows, note_texts, scores)
-    names = {c.source_id: c.name for c in choices}
     allowed_order = place_copies(
         session, allowed_order, rows, lambda r: principal.may_see(names[r.source_id], r.name, r.schema_name or None)
     )
