@@ -40,15 +40,19 @@ def common_words(session: Session) -> set[str]:
 
 
 def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> list[Hit]:
-    """Nearest chunks by cosine distance; an exact scan for small sets, the HNSW index for large ones."""
+    """Tables by their nearest chunk (cosine), best first: `limit` tables, however many chunks each has.
+
+    An exact scan for small sets, the HNSW index (over-fetching chunks) for large ones."""
     if chunk_count(session, source_ids) <= EXACT_SCAN_MAX_CHUNKS:
         distance = SearchChunk.embedding.cosine_distance(vector)
         # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete.
+        best = func.min(distance + literal(0.0))
         stmt = (
-            select(SearchChunk.table_id, distance, SearchChunk.source_id)
+            select(SearchChunk.table_id, best, SearchChunk.source_id)
             .join(SourceTable, SourceTable.id == SearchChunk.table_id)
             .where(SearchChunk.source_id.in_(source_ids), SourceTable.visible, SearchChunk.embedding.is_not(None))
-            .order_by(distance + literal(0.0))
+            .group_by(SearchChunk.table_id, SearchChunk.source_id)
+            .order_by(best, SearchChunk.table_id)
             .limit(limit)
         )
         return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
@@ -62,25 +66,29 @@ def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[in
         .limit(HNSW_EF_SEARCH)
         .subquery()
     )
+    closest = func.min(nearest.c.distance)
     stmt = (
-        select(nearest.c.table_id, nearest.c.distance, SourceTable.source_id)
+        select(nearest.c.table_id, closest, SourceTable.source_id)
         .join(SourceTable, SourceTable.id == nearest.c.table_id)
         .where(SourceTable.source_id.in_(source_ids), SourceTable.visible)
-        .order_by(nearest.c.distance)
+        .group_by(nearest.c.table_id, SourceTable.source_id)
+        .order_by(closest, nearest.c.table_id)
         .limit(limit)
     )
     return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
 
 
 def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[Hit]:
-    """Chunks matching any query word, best full-text rank first (`query` is a to_tsquery expression)."""
+    """Tables by their best full-text chunk rank for any query word (`query` is a to_tsquery expression)."""
     tsquery = func.to_tsquery("simple", query)
     rank = func.ts_rank_cd(SearchChunk.tsv, tsquery, 1)
+    best = func.max(rank)
     stmt = (
-        select(SearchChunk.table_id, rank)
+        select(SearchChunk.table_id, best)
         .join(SourceTable, SourceTable.id == SearchChunk.table_id)
         .where(SearchChunk.source_id.in_(source_ids), SourceTable.visible, SearchChunk.tsv.op("@@")(tsquery))
-        .order_by(rank.desc(), SearchChunk.id)
+        .group_by(SearchChunk.table_id)
+        .order_by(best.desc(), SearchChunk.table_id)
         .limit(limit)
     )
     return [Hit(t, float(r)) for t, r in session.execute(stmt).all()]
