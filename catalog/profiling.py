@@ -77,6 +77,8 @@ def estimate_distinct(counts: Counter[Any], sample_size: int, total_rows: int | 
     if complete or not total_rows or total_rows <= sample_size or sample_size == 0:
         return seen
     once = sum(1 for c in counts.values() if c == 1)
+    if once == sample_size:
+        return total_rows  # every sampled value was unique: a key-like column
     estimate = math.sqrt(total_rows / sample_size) * once + (seen - once)
     return int(min(total_rows, max(seen, round(estimate))))
 
