@@ -94,26 +94,25 @@ def test_denied_tables_are_named_but_never_returned(world: World) -> None:
     assert guest.searched.databases == ["erp"], "the guest may query erp only"
 
 
-def test_invisible_tables_never_appear(world: World) -> None:
+def set_visible(world: World, database: str, table_name: str, visible: bool) -> None:
     from core.store.repositories import catalog as catalog_repo
     from core.store.repositories import sources as source_repo
 
     with world.installation.store.transaction() as session:
-        source = source_repo.by_name(session, "erp")
+        source = source_repo.by_name(session, database)
         assert source is not None
-        table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
+        table = catalog_repo.find_table(session, source.id, table_name)
         assert table is not None
-        table.visible = False
+        table.visible = visible
+
+
+def test_invisible_tables_never_appear(world: World) -> None:
+    set_visible(world, "erp", "SHIP_HIST", False)
     try:
         result = world.search("shipment tracking numbers and carriers", databases=["erp"], k=30)
         assert "SHIP_HIST" not in names(result)
     finally:
-        with world.installation.store.transaction() as session:
-            source = source_repo.by_name(session, "erp")
-            assert source is not None
-            table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
-            assert table is not None
-            table.visible = True
+        set_visible(world, "erp", "SHIP_HIST", True)
 
 
 def test_candidates_from_two_databases_carry_their_database(world: World) -> None:
