@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
@@ -32,7 +33,11 @@ class Settings(BaseSettings):
     config: Path | None = None
     database_url: SecretStr | None = None
     redis_url: SecretStr | None = None
-    model: str | None = None
+    model: str | None = None  # "anthropic:<model>" or "openai:<model>"
+    model_tools: Literal["native", "json"] = "native"  # "json": JSON-schema constrained replies, no tool calls
+    turn_deadline_s: float = Field(180.0, gt=0, le=3000)  # a turn answers (or gives up honestly) within this
+    max_rounds: int = Field(12, ge=1, le=50)
+    worker_visibility_timeout_s: int = Field(4200, ge=30)  # broker redelivers an unacknowledged job after this
     embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     slack_api_url: str | None = None

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from core.store.models.base import Base, created_at_column
 
 TURN_STATUSES = ("queued", "running", "answered", "partial", "failed")
+TURN_INTENTS = ("question", "note")
 
 
 class Conversation(Base):
@@ -30,7 +31,10 @@ class Conversation(Base):
 
 class Turn(Base):
     __tablename__ = "turns"
-    __table_args__ = (CheckConstraint(f"status IN ({', '.join(repr(s) for s in TURN_STATUSES)})", name="status"),)
+    __table_args__ = (
+        CheckConstraint(f"status IN ({', '.join(repr(s) for s in TURN_STATUSES)})", name="status"),
+        CheckConstraint(f"intent IN ({', '.join(repr(s) for s in TURN_INTENTS)})", name="intent"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"), index=True)
@@ -38,12 +42,16 @@ class Turn(Base):
     user_id: Mapped[str] = mapped_column(String(128))
     status: Mapped[str] = mapped_column(String(20), default="queued", server_default="queued")
     question: Mapped[str] = mapped_column(Text)
+    intent: Mapped[str] = mapped_column(String(10), default="question", server_default="question")
     pins: Mapped[list[str]] = mapped_column(ARRAY(String(63)), default=list, server_default="{}")
     answer: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
     attempts: Mapped[int] = mapped_column(default=0, server_default="0")
     lease_until: Mapped[datetime | None]
+    lease_owner: Mapped[str | None] = mapped_column(String(200))
+    tables_used: Mapped[list[str]] = mapped_column(ARRAY(String(300)), default=list, server_default="{}")
     usage: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     queued_at: Mapped[datetime] = created_at_column()
     started_at: Mapped[datetime | None]
     first_model_call_at: Mapped[datetime | None]

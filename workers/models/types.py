@@ -1,0 +1,85 @@
+"""The provider-neutral shape of a conversation with a model: messages, tool specs, tool calls and replies.
+
+The turn engine speaks only these types; each provider translates them to and from its vendor SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from core.errors import TablescoutError
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it is for, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """One tool call the model asked for. `id` pairs it with its result in the next request."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Message:
+    """A user message (text and/or tool results) or an assistant message (text and/or tool calls)."""
+
+    role: Literal["user", "assistant"]
+    text: str = ""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """What one model call returned. `stop_reason` is "tool_use" when `tool_calls` is not empty, else "end"
+    (or "max_tokens" when the reply was cut)."""
+
+    text: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    stop_reason: str = "end"
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+
+class ModelProvider(Protocol):
+    #: "anthropic:<model>" or "openai:<model>", as stored with every round.
+    label: str
+
+    def complete(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
+    ) -> ModelReply:
+        """One model call. Never retries beyond the SDK's own retries; never runs past `timeout_s` in total."""
+        ...
+
+
+class ModelError(TablescoutError):
+    """The model could not be reached or refused the request; the message is safe to show (no secrets)."""
+
+
+class ModelTimeout(ModelError):
+    """The model did not answer within the time left to the turn."""
