@@ -1,0 +1,136 @@
+"""The JSON reply protocol for models that cannot emit tool calls (small local models behind llama.cpp, vLLM, Ollama).
+
+The server constrains the model's output to `reply_schema(tools)`: either one tool call
+`{"tool": "<name>", "arguments": {...}}` or the final answer `{"answer": "..."}`. The system prompt gains a compact
+description of that format and of the tools (`reply_instructions`). Tool results go back as plain user text
+(`tool_results_text`), and earlier replies are written back in the same JSON shape (`assistant_json`), so the model
+always sees the format it must use.
+
+A reply that does not fit the format (not JSON, neither shape, a tool that was not offered) can only come from a
+server that ignored the schema; `parse_reply` raises ModelError naming the problem instead of guessing, because
+retrying an unconstrained model does not make it constrained. Only a reply cut short by the token limit is not an
+error: it comes back as an empty `max_tokens` reply, as with native tool use.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from workers.models.types import ModelError, ToolCallRequest, ToolResult, ToolSpec
+
+SCHEMA_NAME = "tablescout_reply"
+_DESCRIPTION_CHARS = 200
+_QUOTED_REPLY_CHARS = 200
+
+
+def reply_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    """One object per tool (its name as a constant, its own argument schema) plus the final answer object."""
+    options: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"tool": {"type": "string", "const": tool.name}, "arguments": tool.parameters},
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for tool in tools
+    ]
+    options.append(
+        {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+            "additionalProperties": False,
+        }
+    )
+    return {"anyOf": options}
+
+
+def reply_instructions(tools: Sequence[ToolSpec]) -> str:
+    """The part of the system prompt that explains the reply format and lists the tools."""
+    lines = [
+        "## How to reply",
+        "Reply with exactly one JSON object and nothing else:",
+        '- to call a tool: {"tool": "<tool name>", "arguments": {<the tool\'s arguments>}}',
+        '- to answer the user: {"answer": "<your answer>"}',
+        "Call one tool per reply; its result comes back in the next message.",
+    ]
+    if tools:
+        lines += ["", "## Tools"]
+        lines += [f"- {_signature(tool)}: {_short_description(tool.description)}" for tool in tools]
+    return "\n".join(lines)
+
+
+def _signature(tool: ToolSpec) -> str:
+    properties = tool.parameters.get("properties")
+    names = list(properties) if isinstance(properties, dict) else []
+    required = tool.parameters.get("required")
+    required_names = set(required) if isinstance(required, list) else set()
+    return f"{tool.name}({', '.join(name if name in required_names else name + '?' for name in names)})"
+
+
+def _short_description(description: str) -> str:
+    first = description.strip().split("\n\n", 1)[0]
+    first = " ".join(first.split())
+    return first if len(first) <= _DESCRIPTION_CHARS else first[: _DESCRIPTION_CHARS - 1] + "…"
+
+
+def assistant_json(text: str, calls: Sequence[ToolCallRequest]) -> str:
+    """An earlier assistant message written as the model would have written it in this format."""
+    if calls:
+        return "\n".join(json.dumps({"tool": call.name, "arguments": call.arguments}) for call in calls)
+    return json.dumps({"answer": text}, ensure_ascii=False)
+
+
+def tool_results_text(results: Sequence[ToolResult]) -> str:
+    """Tool results as user text: "Result of <tool>:" (or "Result of <tool> (error):") and the result."""
+    parts = []
+    for result in results:
+        marker = " (error)" if result.is_error else ""
+        parts.append(f"Result of {result.name}{marker}:\n{result.content}")
+    return "\n\n".join(parts)
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def parse_reply(content: str | None, tools: Sequence[ToolSpec]) -> tuple[str, tuple[ToolCallRequest, ...]]:
+    """(final text, ()) or ("", (one tool call,)) from a reply in this format; ModelError when it does not fit."""
+    raw = _strip_fence((content or "").strip())
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise ModelError(f"the model replied with invalid JSON: {_quote(raw)}") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"the model replied with JSON that is not an object: {_quote(raw)}")
+    if "tool" in data:
+        name = data["tool"]
+        offered = {tool.name for tool in tools}
+        if not isinstance(name, str) or name not in offered:
+            listed = ", ".join(sorted(offered)) or "none"
+            raise ModelError(f"the model asked for tool {name!r}, which is not offered (offered: {listed})")
+        arguments = data.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise ModelError(f"the model called {name} with arguments that are not a JSON object: {_quote(raw)}")
+        return "", (ToolCallRequest(id=new_call_id(), name=name, arguments=arguments),)
+    if isinstance(data.get("answer"), str):
+        return data["answer"], ()
+    raise ModelError(f'the model replied with JSON that is neither a tool call nor {{"answer": ...}}: {_quote(raw)}')
+
+
+def _strip_fence(text: str) -> str:
+    if text.startswith("```") and text.endswith("```") and len(text) >= 6:
+        inner = text[3:-3]
+        first_line, _, rest = inner.partition("\n")
+        return (rest if first_line.strip().isalpha() or not first_line.strip() else inner).strip()
+    return text
+
+
+def _quote(text: str) -> str:
+    shown = " ".join(text.split())
+    if not shown:
+        return "(empty reply)"
+    return repr(shown if len(shown) <= _QUOTED_REPLY_CHARS else shown[: _QUOTED_REPLY_CHARS - 1] + "…")
