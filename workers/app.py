@@ -1,7 +1,10 @@
-"""The Celery app: `celery -A workers.app worker`. Redis is the broker; results are never stored.
+"""The Celery app: `celery -A workers.app worker` (or `tablescout worker`). Redis is the broker; results are
+never stored.
 
-Delivery is at-least-once: a task is acknowledged after it finishes and is redelivered when a worker dies, so
-every task must be idempotent and take ids rather than objects.
+Delivery is at-least-once: a task is acknowledged after it finishes and is redelivered when a worker dies (after
+the broker's visibility timeout), so every task must be idempotent and take ids rather than objects. The visibility
+timeout is longer than any task's hard time limit, so a job that is still running is never handed out twice by the
+broker; turns also hold a lease in the store for the rare case that it is.
 """
 
 from __future__ import annotations
@@ -11,32 +14,55 @@ from typing import Any, TypeVar
 
 from celery import Celery
 
-from core.settings import load_settings
+from core.errors import ConfigError
+from core.settings import Settings, load_settings
 
-HARD_TIME_LIMIT_S = 3600
-SOFT_TIME_LIMIT_S = 3300
+ANALYSIS_HARD_LIMIT_S = 3600
+#: A turn's job may outlive the turn's own deadline by this much (finishing, recording, posting).
+TURN_LIMIT_MARGIN_S = 30
+#: The broker waits this much longer than the longest hard limit before redelivering.
+VISIBILITY_MARGIN_S = 10
+TURN_TASK = "tablescout.turns.run"
+ANALYSIS_TASKS = ("tablescout.catalog.analyze_source", "tablescout.catalog.analyze_all")
+TASK_MODULES = ["workers.tasks.analysis", "workers.tasks.turns"]
 
-app = Celery("tablescout", include=["workers.tasks.analysis"])
+app = Celery("tablescout", include=TASK_MODULES)
 app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
     task_ignore_result=True,
     result_backend=None,
-    task_time_limit=HARD_TIME_LIMIT_S,
-    task_soft_time_limit=SOFT_TIME_LIMIT_S,
-    broker_transport_options={"visibility_timeout": HARD_TIME_LIMIT_S + 600},
     broker_connection_retry_on_startup=True,
     task_serializer="json",
     accept_content=["json"],
+    worker_hijack_root_logger=False,
     beat_schedule={
         "analyze-all-daily": {"task": "tablescout.catalog.analyze_all", "schedule": 24 * 3600.0},
     },
 )
 
 
-def configure_from_settings() -> None:
-    settings = load_settings()
+def time_limits(settings: Settings) -> dict[str, Any]:
+    """Hard and soft limits per task and the visibility timeout, all from the settings, consistent by design."""
+    turn_hard = int(settings.turn_deadline_s) + TURN_LIMIT_MARGIN_S
+    visibility = settings.worker_visibility_timeout_s
+    if visibility <= turn_hard + VISIBILITY_MARGIN_S:
+        raise ConfigError(
+            f"TABLESCOUT_WORKER_VISIBILITY_TIMEOUT_S ({visibility}) must exceed the turn deadline plus "
+            f"{TURN_LIMIT_MARGIN_S + VISIBILITY_MARGIN_S} s ({turn_hard + VISIBILITY_MARGIN_S})"
+        )
+    analysis_hard = min(ANALYSIS_HARD_LIMIT_S, visibility - VISIBILITY_MARGIN_S)
+    analysis = {"time_limit": analysis_hard, "soft_time_limit": max(analysis_hard - 60, analysis_hard // 2)}
+    annotations: dict[str, dict[str, int]] = {name: analysis for name in ANALYSIS_TASKS}
+    annotations[TURN_TASK] = {"time_limit": turn_hard, "soft_time_limit": turn_hard - 10}
+    return {"visibility_timeout": visibility, "annotations": annotations}
+
+
+def configure(settings: Settings) -> None:
+    limits = time_limits(settings)
+    app.conf.task_annotations = limits["annotations"]
+    app.conf.broker_transport_options = {"visibility_timeout": limits["visibility_timeout"]}
     if settings.redis_url is not None:
         app.conf.broker_url = settings.redis_url.get_secret_value()
 
@@ -45,7 +71,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def task(name: str, **options: Any) -> Callable[[F], Any]:
-    """Declare a task the one way tablescout does: explicit dotted name, late ack, limits from the app."""
+    """Declare a task the one way tablescout does: explicit dotted name, late ack, limits from the settings."""
     if not name.startswith("tablescout."):
         raise ValueError(f"task names start with 'tablescout.': {name}")
 
@@ -55,4 +81,4 @@ def task(name: str, **options: Any) -> Callable[[F], Any]:
     return register
 
 
-configure_from_settings()
+configure(load_settings())

@@ -9,10 +9,13 @@ import typer
 from core.errors import TablescoutError
 from tablescout.cli import sample_cmd, source_cmd
 from tablescout.cli.analyze_cmd import analyze
+from tablescout.cli.ask_cmd import ask, chat
 from tablescout.cli.card_cmd import card
 from tablescout.cli.context import errors
+from tablescout.cli.demo_cmd import demo
 from tablescout.cli.init_cmd import init
 from tablescout.cli.search_cmd import search
+from tablescout.cli.worker_cmd import worker
 
 app = typer.Typer(
     name="tablescout",
@@ -26,6 +29,10 @@ app.add_typer(sample_cmd.app, name="sample")
 app.command("analyze")(analyze)
 app.command("card")(card)
 app.command("search")(search)
+app.command("ask")(ask)
+app.command("chat")(chat)
+app.command("demo")(demo)
+app.command("worker")(worker)
 
 
 def main() -> None:

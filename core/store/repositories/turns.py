@@ -1,0 +1,205 @@
+"""Conversations, turns, rounds and tool calls: how a message becomes a stored turn and how its work is kept.
+
+A turn is claimed with a lease before it runs, so a job delivered twice never runs the same turn concurrently,
+and it is finished with a conditional update, so only the lease holder can record the one answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from core.store.models import Conversation, OutboxMessage, Round, ToolCall, Turn
+
+FINISHED = ("answered", "partial", "failed")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def conversation(
+    session: Session,
+    *,
+    platform: str,
+    channel_id: str,
+    thread_id: str = "",
+    workspace_id: str = "",
+    private: bool = False,
+    reference: dict[str, Any] | None = None,
+) -> Conversation:
+    """The conversation of a channel thread (or direct-message thread), created on first use."""
+    stmt = (
+        insert(Conversation)
+        .values(
+            platform=platform,
+            workspace_id=workspace_id,
+            channel_id=channel_id,
+            thread_id=thread_id,
+            private=private,
+            reference=reference,
+        )
+        .on_conflict_do_nothing(index_elements=["platform", "workspace_id", "channel_id", "thread_id"])
+    )
+    session.execute(stmt)
+    found = session.scalars(
+        select(Conversation).where(
+            Conversation.platform == platform,
+            Conversation.workspace_id == workspace_id,
+            Conversation.channel_id == channel_id,
+            Conversation.thread_id == thread_id,
+        )
+    ).one()
+    if reference is not None and found.reference != reference:
+        found.reference = reference
+    return found
+
+
+def create_turn(
+    session: Session,
+    conversation_id: int,
+    *,
+    user_platform: str,
+    user_id: str,
+    question: str,
+    pins: Sequence[str] = (),
+    intent: str = "question",
+) -> Turn:
+    turn = Turn(
+        conversation_id=conversation_id,
+        user_platform=user_platform,
+        user_id=user_id,
+        question=question,
+        pins=list(pins),
+        intent=intent,
+        status="queued",
+    )
+    session.add(turn)
+    session.flush()
+    return turn
+
+
+def get_turn(session: Session, turn_id: int) -> Turn | None:
+    return session.get(Turn, turn_id)
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: Literal["claimed", "busy", "finished", "missing"]
+    retry_in_s: float = 0.0
+    attempt: int = 0
+
+
+def claim(session: Session, turn_id: int, owner: str, lease_s: float) -> Claim:
+    """Take the turn's lease unless it is finished or another live holder has it (row locked meanwhile)."""
+    turn = session.scalars(select(Turn).where(Turn.id == turn_id).with_for_update()).one_or_none()
+    if turn is None:
+        return Claim("missing")
+    if turn.status in FINISHED:
+        return Claim("finished")
+    at = now()
+    if turn.lease_owner not in (None, owner) and turn.lease_until is not None and turn.lease_until > at:
+        return Claim("busy", retry_in_s=(turn.lease_until - at).total_seconds())
+    turn.lease_owner = owner
+    turn.lease_until = at + timedelta(seconds=lease_s)
+    turn.status = "running"
+    turn.attempts += 1
+    turn.started_at = turn.started_at or at
+    return Claim("claimed", attempt=turn.attempts)
+
+
+def finish(
+    session: Session,
+    turn_id: int,
+    owner: str,
+    *,
+    status: str,
+    answer: str,
+    error: str | None,
+    tables_used: Sequence[str],
+    usage: dict[str, Any],
+    result: dict[str, Any],
+) -> bool:
+    """Record the answer if `owner` still holds the lease; False when another attempt owns the turn now."""
+    outcome = session.execute(
+        update(Turn)
+        .where(Turn.id == turn_id, Turn.lease_owner == owner, Turn.status == "running")
+        .values(
+            status=status,
+            answer=answer,
+            error=error,
+            tables_used=list(tables_used),
+            usage=usage,
+            result=result,
+            finished_at=now(),
+            lease_owner=None,
+            lease_until=None,
+        )
+    )
+    return bool(outcome.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def mark_first_model_call(session: Session, turn_id: int) -> None:
+    session.execute(
+        update(Turn).where(Turn.id == turn_id, Turn.first_model_call_at.is_(None)).values(first_model_call_at=now())
+    )
+
+
+def queue_answer(session: Session, turn_id: int, payload: dict[str, Any]) -> bool:
+    """The answer's outbox row; unique per turn, so a second attempt can never queue a second answer."""
+    stmt = (
+        insert(OutboxMessage)
+        .values(turn_id=turn_id, kind="answer", payload=payload, status="pending")
+        .on_conflict_do_nothing(index_elements=["turn_id", "kind"])
+    )
+    return bool(session.execute(stmt).rowcount == 1)  # type: ignore[attr-defined]
+
+
+def next_round_ordinal(session: Session, turn_id: int) -> int:
+    current = session.scalar(select(func.max(Round.ordinal)).where(Round.turn_id == turn_id))
+    return (current or 0) + 1
+
+
+def add_round(session: Session, turn_id: int, ordinal: int, model: str, started_at: datetime) -> Round:
+    row = Round(turn_id=turn_id, ordinal=ordinal, model=model, started_at=started_at)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def add_tool_call(session: Session, round_id: int, ordinal: int, tool: str, arguments: dict[str, Any]) -> ToolCall:
+    row = ToolCall(round_id=round_id, ordinal=ordinal, tool=tool, arguments=arguments)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def earlier_turns(session: Session, conversation_id: int, before_turn_id: int, limit: int = 10) -> list[Turn]:
+    """Finished turns of the conversation before this one, oldest first."""
+    rows = session.scalars(
+        select(Turn)
+        .where(Turn.conversation_id == conversation_id, Turn.id < before_turn_id, Turn.status.in_(FINISHED))
+        .order_by(Turn.id.desc())
+        .limit(limit)
+    )
+    return list(rows)[::-1]
+
+
+def rounds_of(session: Session, turn_id: int) -> list[Round]:
+    return list(session.scalars(select(Round).where(Round.turn_id == turn_id).order_by(Round.ordinal)))
+
+
+def tool_calls_of(session: Session, turn_id: int) -> list[ToolCall]:
+    stmt = (
+        select(ToolCall)
+        .join(Round, Round.id == ToolCall.round_id)
+        .where(Round.turn_id == turn_id)
+        .order_by(Round.ordinal, ToolCall.ordinal)
+    )
+    return list(session.scalars(stmt))

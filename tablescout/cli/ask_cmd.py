@@ -1,0 +1,116 @@
+"""`tablescout ask` and `tablescout chat`: one full turn printed, or a console conversation (SPEC §9)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from bot.console import ConsoleView
+from core.settings import Settings
+from core.store.database import Store
+from search.service import SearchRequest, search_tables
+from tablescout.cli.context import console, current_store, errors, settings
+from tablescout.cli.search_cmd import principal_for
+from tablescout.cli.turn_session import ConsoleSession
+from workers.models.registry import describe_model_setup, provider_from_settings
+from workers.runtime import encoders_for
+
+CONTRACT_KEYS = ("status", "answer", "rounds", "tables_used", "sql")
+EXIT_WORDS = {"exit", "quit", ":q", "bye"}
+
+DbOption = Annotated[list[str] | None, typer.Option("--db", help="Pin the search to this database (repeatable).")]
+UserOption = Annotated[
+    str | None, typer.Option("--user", help="Ask as this chat user (slack:ID or teams:ID), with their permissions.")
+]
+
+
+def search_only(config: Settings, store: Store, session: ConsoleSession, question: str) -> dict[str, Any]:
+    """What search finds for a question, for when no model is configured to answer it."""
+    with store.transaction() as db:
+        principal, viewer = principal_for(db, config, session.user)
+        request = SearchRequest(question=question, databases=list(session.pins))
+        result = search_tables(db, principal, request, encoders_for(config), viewer)
+    return {
+        "searched": result.searched.describe() + ": " + ", ".join(result.searched.databases),
+        "candidates": [c.contract() for c in result.candidates],
+        "denied_tables": result.denied_tables,
+    }
+
+
+def no_model_reply(view: ConsoleView, found: dict[str, Any]) -> None:
+    view.candidates(found["searched"], found["candidates"], found["denied_tables"])
+    view.console.print(
+        "[yellow]No model is configured, so tablescout shows the tables it would use but cannot answer.[/] "
+        + describe_model_setup(),
+        highlight=False,
+    )
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in business words.")],
+    db: DbOption = None,
+    user: UserOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (SPEC §9).")] = False,
+) -> None:
+    """Answer one question: search, open cards, run read-only SQL, print the answer."""
+    config = settings()
+    view = ConsoleView(errors if as_json else console)
+    with current_store(config) as store:
+        session = ConsoleSession(config, store, user=user, pins=db or [])
+        session.check_user()
+        if provider_from_settings(config) is None:
+            found = search_only(config, store, session, question)
+            if as_json:
+                reply = {"status": "no_model", "answer": describe_model_setup(), "rounds": 0, "tables_used": []}
+                typer.echo(json.dumps(reply | {"sql": []} | found, ensure_ascii=False))
+            else:
+                no_model_reply(view, found)
+            raise typer.Exit(1)
+        if session.in_process:
+            view.note("TABLESCOUT_REDIS_URL is not set: running the turn in this process.")
+        turn_id = session.submit(question)
+        with view.working():
+            result = session.run(turn_id, view.status)
+    if as_json:
+        typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS} | {"turn_id": turn_id}, ensure_ascii=False))
+    else:
+        view.answer(result)
+    if result["status"] == "failed":
+        raise typer.Exit(1)
+
+
+def converse(config: Settings, store: Store, session: ConsoleSession, view: ConsoleView, prompt: Console) -> None:
+    """Read questions until the user leaves; every message continues the same conversation."""
+    answering = provider_from_settings(config) is not None
+    while True:
+        try:
+            text = prompt.input("[bold cyan]you>[/] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            view.console.print()
+            return
+        if not text:
+            continue
+        if text.lower() in EXIT_WORDS:
+            return
+        if not answering:
+            no_model_reply(view, search_only(config, store, session, text))
+            continue
+        turn_id = session.submit(text)
+        with view.working():
+            result = session.run(turn_id, view.status)
+        view.answer(result)
+
+
+def chat(db: DbOption = None, user: UserOption = None) -> None:
+    """A console conversation with the same turn engine the chat bots use (exit with Ctrl-D or "exit")."""
+    config = settings()
+    view = ConsoleView(console)
+    with current_store(config) as store:
+        session = ConsoleSession(config, store, user=user, pins=db or [])
+        session.check_user()
+        where = "in this process" if session.in_process else "on the workers behind TABLESCOUT_REDIS_URL"
+        view.note(f'Turns run {where}. Type a question; "remember this: …" saves a note; "exit" leaves.')
+        converse(config, store, session, view, console)

@@ -1,0 +1,156 @@
+"""Console turns: a message becomes a stored turn, runs in a worker (Redis set) or in this process, and its
+stored result comes back for printing. The same turn code runs either way.
+"""
+
+from __future__ import annotations
+
+import getpass
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.messages import parse_message
+from core.errors import ConfigError, TablescoutError
+from core.permissions import parse_user_ref, resolve_principal
+from core.settings import Settings
+from core.store.database import Store
+from core.store.models import Turn
+from core.store.repositories import sources as source_repo
+from core.store.repositories import turns as turn_repo
+from search.service import ensure_known_user
+
+CONSOLE = "console"
+POLL_S = 0.1
+#: How long past the turn's deadline the console waits for a worker before giving up on it.
+WAIT_MARGIN_S = 60.0
+
+Progress = Callable[[str], None]
+
+
+class TurnWaitError(TablescoutError):
+    """No worker finished the turn in time (is `tablescout worker` running against the same Redis?)."""
+
+
+@dataclass
+class ConsoleSession:
+    """One console conversation: who is asking, what is pinned, and where turns run."""
+
+    settings: Settings
+    store: Store
+    user: str | None = None
+    pins: Sequence[str] = ()
+    thread_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    _environment: Any = None
+
+    @property
+    def asker(self) -> tuple[str, str]:
+        if self.user is None:
+            return ("operator", getpass.getuser())
+        return parse_user_ref(self.user)
+
+    @property
+    def in_process(self) -> bool:
+        return self.settings.redis_url is None
+
+    def check_user(self) -> None:
+        if self.user is None:
+            return
+        platform, user_id = self.asker
+        with self.store.transaction() as session:
+            ensure_known_user(resolve_principal(session, self.settings.file, platform, user_id))
+
+    def submit(self, text: str) -> int:
+        """Store the message as a turn of this conversation and return its id."""
+        if not text.strip():
+            raise ConfigError("the question is empty")
+        platform, user_id = self.asker
+        with self.store.transaction() as session:
+            labels = {}
+            for source in source_repo.all_sources(session):
+                labels[source.name.lower()] = source.name
+                labels.update({a.lower(): source.name for a in source.aliases})
+            parsed = parse_message(text, labels=labels, bot_user_id=None)
+            pins = list(dict.fromkeys([*self._canonical_pins(labels), *parsed.pins]))
+            conversation = turn_repo.conversation(
+                session, platform=CONSOLE, channel_id=CONSOLE, thread_id=self.thread_id, private=True
+            )
+            turn = turn_repo.create_turn(
+                session,
+                conversation.id,
+                user_platform=platform,
+                user_id=user_id,
+                question=(parsed.note_text or parsed.text) if parsed.remember else parsed.text,
+                pins=pins,
+                intent="note" if parsed.remember else "question",
+            )
+            return turn.id
+
+    def _canonical_pins(self, labels: dict[str, str]) -> list[str]:
+        pins = []
+        for pin in self.pins:
+            canonical = labels.get(pin.lower())
+            if canonical is None:
+                raise ConfigError(f"there is no database named {pin!r}; `tablescout source list` shows them")
+            pins.append(canonical)
+        return pins
+
+    def run(self, turn_id: int, progress: Progress) -> dict[str, Any]:
+        """Run the turn (in a worker or here) and return its stored result."""
+        if self.in_process:
+            from workers.runtime import open_environment
+            from workers.turns.engine import run_turn
+
+            if self._environment is None:
+                self._environment = open_environment(self.settings, self.store)
+            run_turn(self._environment, turn_id, progress)
+        else:
+            self._wait_for_worker(turn_id, progress)
+        return self.result(turn_id)
+
+    def _wait_for_worker(self, turn_id: int, progress: Progress) -> None:
+        from workers.app import TURN_TASK, app
+
+        app.send_task(TURN_TASK, args=[turn_id])
+        give_up = time.monotonic() + self.settings.turn_deadline_s + WAIT_MARGIN_S
+        shown = ""
+        while time.monotonic() < give_up:
+            with self.store.transaction() as session:
+                turn = session.get(Turn, turn_id)
+                assert turn is not None
+                if turn.status in turn_repo.FINISHED:
+                    return
+                calls = turn_repo.tool_calls_of(session, turn_id)
+                line = "Waiting for a worker…" if turn.status == "queued" else _status_of(calls)
+            if line != shown:
+                progress(line)
+                shown = line
+            time.sleep(POLL_S)
+        raise TurnWaitError(
+            f"turn {turn_id} was not finished within {self.settings.turn_deadline_s + WAIT_MARGIN_S:.0f} s; "
+            "is `tablescout worker` running with the same TABLESCOUT_REDIS_URL and store?"
+        )
+
+    def result(self, turn_id: int) -> dict[str, Any]:
+        with self.store.transaction() as session:
+            turn = session.get(Turn, turn_id)
+            assert turn is not None
+            stored = dict(turn.result or {})
+            return {
+                "status": turn.status,
+                "answer": turn.answer or "",
+                "rounds": stored.get("rounds", 0),
+                "tables_used": list(turn.tables_used),
+                "sql": stored.get("sql", []),
+                "notes_saved": stored.get("notes_saved", []),
+                "turn_id": turn.id,
+            }
+
+
+def _status_of(calls: Sequence[Any]) -> str:
+    from workers.tools.toolbox import status_line
+
+    if not calls:
+        return "Thinking…"
+    return status_line(calls[-1].tool, calls[-1].arguments or {})

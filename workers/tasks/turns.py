@@ -1,0 +1,36 @@
+"""The turn job: thin and idempotent, it takes a turn id and lets the engine do the rest."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery.signals import worker_process_shutdown, worker_shutdown
+
+from workers import runtime
+from workers.app import TURN_TASK, task
+from workers.turns.engine import run_turn
+
+log = logging.getLogger(__name__)
+
+#: A job that finds its turn leased by a live attempt looks again after the lease ends, at most this many times.
+MAX_WAITS = 3
+
+
+@task(TURN_TASK)
+def run_turn_job(turn_id: int, waits: int = 0) -> None:
+    outcome = run_turn(runtime.environment(), turn_id)
+    if outcome.outcome == "busy" and waits < MAX_WAITS:
+        # Another attempt holds the lease. If it dies, this look after its lease ends takes the turn over.
+        log.info("turn %s is running elsewhere; looking again in %.0f s", turn_id, outcome.retry_in_s)
+        run_turn_job.apply_async((turn_id, waits + 1), countdown=outcome.retry_in_s + 1)
+    elif outcome.outcome in ("missing", "lost_lease"):
+        log.warning("turn %s: %s", turn_id, outcome.outcome)
+
+
+def _close_runtime(**_: Any) -> None:
+    runtime.close()
+
+
+worker_process_shutdown.connect(_close_runtime, weak=False)
+worker_shutdown.connect(_close_runtime, weak=False)

@@ -1,0 +1,146 @@
+"""What every tool receives and returns.
+
+The security context (principal, viewer, conversation) comes from the stored turn, never from the model's
+arguments; a tool only reads its arguments to know *what* to look at, and checks *whether* the user may.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from core.errors import TablescoutError
+from core.permissions import Principal
+from core.settings import Settings
+from core.store.models import Source, SourceTable
+from core.store.repositories import catalog as catalog_repo
+from core.store.repositories import sources as source_repo
+from search.service import Encoders
+from workers.models.types import ToolSpec
+
+
+class ToolInputError(TablescoutError):
+    """The model's arguments are wrong; the message goes back to the model so it can correct the call."""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    platform: str
+    workspace_id: str | None
+    channel_id: str | None
+    thread_id: str | None
+    private: bool
+
+
+@dataclass
+class SqlRecord:
+    """One run_sql call of the turn, as `tablescout ask --json` reports it."""
+
+    database: str
+    sql: str
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+    error: str | None
+
+
+@dataclass
+class ToolContext:
+    session: Session
+    settings: Settings
+    principal: Principal
+    viewer: tuple[str, str] | None
+    author: tuple[str, str]
+    conversation: Conversation
+    encoders: Encoders
+    pins: list[str]
+    user_texts: list[str]  # what the asking user wrote in this conversation, newest last
+    turn_id: int | None = None
+    may_query: bool = True  # the user may query at least one database
+    tool_call_id: int | None = None
+    opened: set[tuple[str, str]] = field(default_factory=set)  # (database, TABLE) cards opened this turn
+    tables_used: list[str] = field(default_factory=list)
+    sql_runs: list[SqlRecord] = field(default_factory=list)
+    notes_saved: list[str] = field(default_factory=list)
+
+    def use(self, qualified: str) -> None:
+        if qualified not in self.tables_used:
+            self.tables_used.append(qualified)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    text: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    run: Callable[[ToolContext, dict[str, Any]], ToolOutput]
+    status: Callable[[dict[str, Any]], str]  # the status line shown while it runs ("Searching tables…")
+
+
+def text_argument(arguments: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = arguments.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise ToolInputError(f"argument {name!r} is required")
+        return None
+    if not isinstance(value, str):
+        raise ToolInputError(f"argument {name!r} must be a string")
+    return value.strip()
+
+
+def list_argument(arguments: dict[str, Any], name: str) -> list[str]:
+    value = arguments.get(name)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ToolInputError(f"argument {name!r} must be a list of strings")
+    return [v.strip() for v in value if v.strip()]
+
+
+def queryable_source(context: ToolContext, label: str) -> Source:
+    """The source named `label` (name or alias) if the user may query it; otherwise a message for the model."""
+    source = source_repo.by_name_or_alias(context.session, label)
+    if source is None:
+        known = [s.name for s in source_repo.all_sources(context.session) if context.principal.may_see(s.name)]
+        close = difflib.get_close_matches(label, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; databases: {', '.join(known) or 'none'}"
+        raise ToolInputError(f"there is no database {label!r}{hint}")
+    if not context.principal.may_see(source.name):
+        raise ToolInputError(f"no permission: this user may not query database {source.name}")
+    return source
+
+
+def split_table(name: str) -> tuple[str | None, str]:
+    schema, _, bare = name.strip().rpartition(".")
+    return (schema or None), bare
+
+
+def visible_table(context: ToolContext, source: Source, name: str) -> SourceTable:
+    """The analysed table `name` of `source` that the user may see; denied tables answer "no permission"."""
+    schema, bare = split_table(name)
+    row = catalog_repo.find_table(context.session, source.id, bare, schema)
+    if row is not None and not context.principal.may_see(source.name, row.name, row.schema_name or None):
+        raise ToolInputError(
+            f"no permission: {source.name}.{row.name} exists but this user may not see it; "
+            "tell the user the data exists and they have no permission"
+        )
+    if row is None or row.card is None or not row.visible:
+        known = [
+            t.name
+            for t in catalog_repo.tables_of(context.session, source.id)
+            if t.visible and context.principal.may_see(source.name, t.name, t.schema_name or None)
+        ]
+        close = difflib.get_close_matches(bare.upper(), [k.upper() for k in known], n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; use search_tables to find tables"
+        raise ToolInputError(f"{source.name} has no table {name!r}{hint}")
+    return row

@@ -1,0 +1,121 @@
+"""`search_tables` and `list_tables`: candidate tables for a question, or plain names when search finds nothing."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any
+
+from core.store.repositories import catalog as catalog_repo
+from search.candidates import Candidate
+from search.service import DEFAULT_K, MAX_K, SearchInputError, SearchRequest, search_tables
+from workers.models.types import ToolSpec
+from workers.tools.base import (
+    Tool,
+    ToolContext,
+    ToolInputError,
+    ToolOutput,
+    list_argument,
+    queryable_source,
+    text_argument,
+)
+
+HEAD_CHARS = 220
+LISTED_NAMES = 300
+
+SEARCH_SPEC = ToolSpec(
+    name="search_tables",
+    description=(
+        "Find the tables that answer a question. Returns ranked candidates with role (live/copy/snapshot/partition), "
+        "copy_of, codes and notes, and denied_tables the user may not see. Use terms to search parts of a compound "
+        "question separately (entities, filter values)."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "description": "The question in business words."},
+            "databases": {"type": "array", "items": {"type": "string"}, "description": "Limit to these databases."},
+            "terms": {"type": "array", "items": {"type": "string"}, "description": "Parts searched separately."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "How many candidates (8)."},
+        },
+        "required": ["question"],
+    },
+)
+
+LIST_SPEC = ToolSpec(
+    name="list_tables",
+    description="Table names of one database (optionally matching a pattern like ORD*). Use when search finds nothing.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "database": {"type": "string"},
+            "pattern": {"type": "string", "description": "Shell-style pattern or a word the name contains."},
+        },
+        "required": ["database"],
+    },
+)
+
+
+def _candidate_line(rank: int, candidate: Candidate) -> list[str]:
+    role = candidate.role if candidate.copy_of is None else f"{candidate.role} of {candidate.copy_of}"
+    head = " ".join(candidate.head.split())
+    if len(head) > HEAD_CHARS:
+        head = head[: HEAD_CHARS - 1] + "…"
+    lines = [f"{rank}. {candidate.database}.{candidate.table} [{role}] {head}"]
+    if candidate.codes:
+        lines.append("   codes: " + "; ".join(f"{k}: {v}" for k, v in list(candidate.codes.items())[:3]))
+    if candidate.watch:
+        lines.append("   watch: " + "; ".join(f"{k}: {v}" for k, v in list(candidate.watch.items())[:3]))
+    for note in candidate.notes[:3]:
+        lines.append(f"   note: {note['text'][:200]}")
+    return lines
+
+
+def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+    question = text_argument(arguments, "question")
+    assert question is not None
+    databases = list_argument(arguments, "databases") or list(context.pins)
+    if context.pins:
+        databases = list(context.pins)  # the user's pin wins over the model's choice
+    k = arguments.get("k", DEFAULT_K)
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise ToolInputError("argument 'k' must be an integer")
+    request = SearchRequest(question=question, databases=databases, terms=list_argument(arguments, "terms"), k=k)
+    try:
+        result = search_tables(context.session, context.principal, request, context.encoders, context.viewer)
+    except SearchInputError as exc:
+        raise ToolInputError(str(exc)) from exc
+    lines = [
+        result.searched.describe() + (": " + ", ".join(result.searched.databases) if result.searched.databases else "")
+    ]
+    if not result.candidates:
+        lines.append("No candidate tables. Try other words, terms, or list_tables.")
+    for rank, candidate in enumerate(result.candidates, start=1):
+        lines.extend(_candidate_line(rank, candidate))
+    if result.denied_tables:
+        lines.append("denied_tables (exist, but this user has no permission): " + ", ".join(result.denied_tables))
+    return ToolOutput("\n".join(lines))
+
+
+def run_list(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+    label = text_argument(arguments, "database")
+    assert label is not None
+    source = queryable_source(context, label)
+    pattern = (text_argument(arguments, "pattern", required=False) or "*").casefold()
+    if not any(ch in pattern for ch in "*?["):
+        pattern = f"*{pattern}*"
+    names = []
+    for table in catalog_repo.tables_of(context.session, source.id):
+        if not table.visible or not context.principal.may_see(source.name, table.name, table.schema_name or None):
+            continue
+        qualified = f"{table.schema_name}.{table.name}" if table.schema_name else table.name
+        if fnmatchcase(qualified.casefold(), pattern) or fnmatchcase(table.name.casefold(), pattern):
+            names.append(qualified + ("" if table.role == "live" else f" ({table.role})"))
+    if not names:
+        return ToolOutput(f"{source.name}: no table matches {pattern!r}")
+    shown = names[:LISTED_NAMES]
+    more = f"\n… {len(names) - LISTED_NAMES} more; narrow the pattern" if len(names) > LISTED_NAMES else ""
+    return ToolOutput(f"{source.name} ({len(names)} tables): " + ", ".join(shown) + more)
+
+
+SEARCH_TOOL = Tool(SEARCH_SPEC, run_search, lambda args: "Searching tables…")
+LIST_TOOL = Tool(LIST_SPEC, run_list, lambda args: f"Listing tables of {args.get('database', '?')}…")

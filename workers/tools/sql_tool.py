@@ -1,0 +1,147 @@
+"""`run_sql`: read-only SQL on one source (SPEC §7), with the live-table rule on top.
+
+The guard, the permission check, the read-only transaction and the caps live in `workers.sql`; this tool adds
+what only a turn knows: which copies the user asked about, which tables the answer used, and the compact text the
+model reads (rows, a truncation notice that says to count in SQL, or the error to fix).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.store.models import ExecutedSql, SourceTable
+from core.store.repositories import catalog as catalog_repo
+from workers.models.types import ToolSpec
+from workers.sql.guard import SqlRefused, check_query, dialect_for
+from workers.sql.limits import SqlLimits
+from workers.sql.service import SqlOutcome, run_sql
+from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, text_argument
+from workers.tools.copy_rule import mentions
+from workers.turns.answers import json_value
+
+#: Characters of result rows the model reads; the rows themselves (up to the row cap) are kept for the answer.
+ROWS_TEXT_BUDGET = 5000
+CELL_CHARS = 80
+
+SQL_SPEC = ToolSpec(
+    name="run_sql",
+    description=(
+        "Run one read-only SELECT on a database, in its engine's dialect. Returns columns and up to 200 rows, or "
+        "the error to fix. Count and sum in SQL; do not count returned rows."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"database": {"type": "string"}, "sql": {"type": "string"}},
+        "required": ["database", "sql"],
+    },
+)
+
+
+def _copy_refusal(context: ToolContext, source_id: int, names: list[tuple[str | None, str]]) -> str | None:
+    for schema, name in names:
+        row = catalog_repo.find_table(context.session, source_id, name, schema)
+        if row is None or row.copy_of_id is None:
+            continue
+        if mentions(context.user_texts, row.name, row.role):
+            continue
+        live = context.session.get(SourceTable, row.copy_of_id)
+        live_name = live.name if live is not None else "its live table"
+        return (
+            f"refused: {row.name} is a {row.role} copy of {live_name} and may hold stale rows. Use {live_name}; "
+            f"query {row.name} only when the user asks about that copy."
+        )
+    return None
+
+
+def _cell(value: Any) -> str:
+    text = "NULL" if value is None else str(json_value(value))
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def result_text(outcome: SqlOutcome, limits: SqlLimits) -> str:
+    if outcome.error is not None:
+        return outcome.error if outcome.error.startswith(outcome.status) else f"{outcome.status}: {outcome.error}"
+    lines = [" | ".join(outcome.columns)]
+    used = len(lines[0])
+    shown = 0
+    for row in outcome.rows:
+        line = " | ".join(_cell(v) for v in row)
+        if used + len(line) > ROWS_TEXT_BUDGET:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        shown += 1
+    if outcome.truncated:
+        lines.append(
+            f"(truncated: more than {limits.max_rows} rows; do not count or total rows here, "
+            "use COUNT/SUM/GROUP BY in SQL)"
+        )
+    elif shown < len(outcome.rows):
+        lines.append(f"({len(outcome.rows)} rows, {shown} shown; aggregate in SQL rather than reading rows)")
+    else:
+        lines.append(f"({len(outcome.rows)} row{'s' if len(outcome.rows) != 1 else ''})")
+    return "\n".join(lines)
+
+
+def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+    label = text_argument(arguments, "database")
+    sql = text_argument(arguments, "sql")
+    assert label is not None
+    assert sql is not None
+    source = queryable_source(context, label)
+    limits = SqlLimits()
+    dialect = dialect_for(source.engine)
+    names: list[tuple[str | None, str]] = []
+    if dialect is not None:
+        try:
+            names = [(t.schema, t.name) for t in check_query(sql, dialect).tables]
+        except SqlRefused:
+            names = []  # run_sql refuses it below, with the same reason, and audits the refusal
+    refusal = _copy_refusal(context, source.id, names)
+    if refusal is not None:
+        context.sql_runs.append(SqlRecord(source.name, sql, [], [], False, refusal))
+        context.session.add(
+            ExecutedSql(
+                turn_id=context.turn_id,
+                tool_call_id=context.tool_call_id,
+                source_id=source.id,
+                user_platform=context.principal.platform,
+                user_id=context.principal.user_id,
+                sql=sql,
+                status="refused",
+                error=refusal,
+            )
+        )
+        return ToolOutput(refusal, is_error=True)
+    outcome = run_sql(
+        context.session,
+        context.settings,
+        context.principal,
+        source.name,
+        sql,
+        limits=limits,
+        turn_id=context.turn_id,
+        tool_call_id=context.tool_call_id,
+    )
+    text = result_text(outcome, limits)
+    context.sql_runs.append(
+        SqlRecord(
+            outcome.database,
+            sql,
+            list(outcome.columns),
+            [list(r) for r in outcome.rows],
+            outcome.truncated,
+            None if outcome.status == "ok" else text,
+        )
+    )
+    if outcome.status != "ok":
+        return ToolOutput(text, is_error=True)
+    for schema, name in names:
+        row = catalog_repo.find_table(context.session, source.id, name, schema)
+        if row is not None:
+            schema, name = row.schema_name or None, row.name
+        context.use(f"{outcome.database}.{schema}.{name}" if schema else f"{outcome.database}.{name}")
+    return ToolOutput(text)
+
+
+SQL_TOOL = Tool(SQL_SPEC, run, lambda args: f"Running SQL on {args.get('database', '?')}…")

@@ -1,0 +1,92 @@
+"""Which tools a turn offers, and running one call: arguments checked, result budgeted, everything recorded.
+
+Tools a user may not use are not offered: a user who may query no database gets no database tools, a question
+turn gets no `save_note`, and a note turn gets no `run_sql`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from core.errors import TablescoutError
+from core.store.repositories import turns as turn_repo
+from workers.models.types import ToolCallRequest, ToolResult, ToolSpec
+from workers.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from workers.tools.card_tool import CARD_TOOL
+from workers.tools.join_tool import JOIN_TOOL
+from workers.tools.note_tool import NOTE_TOOL
+from workers.tools.search_tool import LIST_TOOL, SEARCH_TOOL
+from workers.tools.sql_tool import SQL_TOOL
+
+log = logging.getLogger(__name__)
+
+#: The most characters one tool result may hand the model (a card is shortened to fit well within it).
+RESULT_BUDGET = 8000
+
+
+ALL_TOOLS = (SEARCH_TOOL, CARD_TOOL, JOIN_TOOL, LIST_TOOL, SQL_TOOL, NOTE_TOOL)
+
+
+def status_line(tool: str, arguments: dict[str, Any]) -> str:
+    """The status a chat surface shows while `tool` runs ("Searching tables…", "Running SQL on erp…")."""
+    for candidate in ALL_TOOLS:
+        if candidate.spec.name == tool:
+            return candidate.status(arguments)
+    return "Thinking…"
+
+
+def tools_for(intent: str, context: ToolContext) -> list[Tool]:
+    if not context.may_query:
+        return []
+    if intent == "note":
+        return [SEARCH_TOOL, CARD_TOOL, LIST_TOOL, NOTE_TOOL]
+    return [SEARCH_TOOL, CARD_TOOL, JOIN_TOOL, LIST_TOOL, SQL_TOOL]
+
+
+def _budgeted(text: str) -> str:
+    if len(text) <= RESULT_BUDGET:
+        return text
+    return text[: RESULT_BUDGET - 80].rstrip() + "\n… (result shortened; ask for fewer columns or rows)"
+
+
+class ToolRunner:
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self.tools = {t.spec.name: t for t in tools}
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec for t in self.tools.values()]
+
+    def run(
+        self, context: ToolContext, round_id: int, ordinal: int, call: ToolCallRequest, progress: Callable[[str], None]
+    ) -> ToolResult:
+        """Run one call inside a savepoint, so a failing tool undoes only its own writes; record it either way."""
+        session = context.session
+        record = turn_repo.add_tool_call(session, round_id, ordinal, call.name, call.arguments)
+        context.tool_call_id = record.id
+        tool = self.tools.get(call.name)
+        started = time.perf_counter()
+        try:
+            if tool is None:
+                offered = ", ".join(self.tools) or "none"
+                raise ToolInputError(f"there is no tool {call.name!r} in this conversation; tools: {offered}")
+            progress(tool.status(call.arguments))
+            with session.begin_nested():
+                output = tool.run(context, call.arguments)
+        except ToolInputError as exc:
+            output = ToolOutput(f"error: {exc}", is_error=True)
+        except TablescoutError as exc:
+            output = ToolOutput(f"error: {exc}", is_error=True)
+        except Exception:
+            log.exception("tool %s failed on %s", call.name, json.dumps(call.arguments)[:500])
+            output = ToolOutput(f"error: {call.name} failed unexpectedly; try another way", is_error=True)
+        text = _budgeted(output.text)
+        record.result_text = text
+        record.result_chars = len(text)
+        record.error = text if output.is_error else None
+        record.duration_ms = round((time.perf_counter() - started) * 1000, 2)
+        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=output.is_error)

@@ -1,0 +1,227 @@
+"""Running one turn (SPEC §4): claim it, talk to the model in rounds, run its tool calls, record one answer.
+
+Every round, tool call and SQL statement is stored as it happens, so an operator can follow a turn afterwards.
+The same code runs in a Celery worker and in the console; only the environment differs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.permissions import PLATFORMS, Principal, resolve_principal
+from core.settings import Settings
+from core.store.database import Store
+from core.store.models import Conversation, Turn
+from core.store.repositories import search_queries as queries
+from core.store.repositories import turns as turn_repo
+from search.service import Encoders
+from workers.models.types import Message, ModelError, ModelProvider, ModelReply, ModelTimeout, ToolResult
+from workers.tools.base import Conversation as ConversationInfo
+from workers.tools.base import ToolContext
+from workers.tools.toolbox import ToolRunner, tools_for
+from workers.turns.answers import partial_answer, sql_json
+from workers.turns.first_input import database_list, render_first_input
+from workers.turns.history import thread_history
+from workers.turns.prompts import system_prompt
+
+log = logging.getLogger(__name__)
+
+#: The lease outlives the deadline a little, so a redelivered job waits for a live first attempt to finish.
+LEASE_MARGIN_S = 15.0
+#: Below this many seconds left, another model call is not started.
+MIN_MODEL_S = 2.0
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class TurnEnvironment:
+    """What a worker process (or the console) holds once and lends to every turn."""
+
+    settings: Settings
+    store: Store
+    encoders: Encoders
+    provider: ModelProvider
+    owner: str
+
+
+@dataclass
+class TurnOutcome:
+    outcome: Literal["finished", "busy", "already_finished", "missing", "lost_lease"]
+    turn_id: int
+    status: str | None = None
+    retry_in_s: float = 0.0
+
+
+@dataclass
+class _Run:
+    """A turn's state across rounds."""
+
+    turn_id: int
+    intent: str
+    deadline: float
+    context: ToolContext
+    messages: list[Message] = field(default_factory=list)
+    rounds: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    last_text: str = ""
+
+
+def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
+    if turn.user_platform in PLATFORMS:
+        return resolve_principal(session, settings.file, turn.user_platform, turn.user_id)
+    return Principal.for_operator()
+
+
+def _prepare(env: TurnEnvironment, turn_id: int, deadline: float) -> _Run:
+    with env.store.transaction() as session:
+        turn = session.get(Turn, turn_id)
+        assert turn is not None
+        conversation = session.get(Conversation, turn.conversation_id)
+        assert conversation is not None
+        principal = _principal(session, env.settings, turn)
+        asker = (turn.user_platform, turn.user_id)
+        viewer = asker if turn.user_platform in PLATFORMS else None
+        history, own_texts = thread_history(session, principal, turn, asker)
+        listing = database_list(queries.sources(session), principal, turn.question)
+        first = render_first_input(listing, turn.question, turn.pins)
+        context = ToolContext(
+            session=session,
+            settings=env.settings,
+            principal=principal,
+            viewer=viewer,
+            author=asker,
+            conversation=ConversationInfo(
+                platform=conversation.platform,
+                workspace_id=conversation.workspace_id or None,
+                channel_id=conversation.channel_id or None,
+                thread_id=conversation.thread_id or None,
+                private=conversation.private,
+            ),
+            encoders=env.encoders,
+            pins=list(turn.pins),
+            user_texts=[*own_texts, turn.question],
+            turn_id=turn.id,
+            may_query=bool(listing.allowed),
+        )
+        opening = first
+        if turn.intent == "note":
+            opening = opening.replace("\nQuestion:\n", "\nKnowledge to remember (attach it to the right table):\n")
+        return _Run(
+            turn_id=turn.id,
+            intent=turn.intent,
+            deadline=deadline,
+            context=context,
+            messages=[*history, Message(role="user", text=opening)],
+        )
+
+
+def _call_model(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress) -> ModelReply:
+    progress("Thinking…" if run.rounds == 0 else "Reading the results…")
+    if run.rounds == 0:
+        with env.store.transaction() as session:
+            turn_repo.mark_first_model_call(session, run.turn_id)
+    remaining = run.deadline - time.monotonic()
+    return env.provider.complete(
+        system_prompt(run.intent), run.messages, runner.specs, timeout_s=max(remaining, MIN_MODEL_S)
+    )
+
+
+def _round(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress) -> ModelReply:
+    started = turn_repo.now()
+    reply = _call_model(env, run, runner, progress)
+    run.rounds += 1
+    run.input_tokens += reply.usage.input_tokens
+    run.output_tokens += reply.usage.output_tokens
+    if reply.text.strip():
+        run.last_text = reply.text
+    with env.store.transaction() as session:
+        run.context.session = session
+        ordinal = turn_repo.next_round_ordinal(session, run.turn_id)
+        row = turn_repo.add_round(session, run.turn_id, ordinal, env.provider.label, started)
+        row.stop_reason = reply.stop_reason
+        row.text = reply.text or None
+        row.input_tokens = reply.usage.input_tokens
+        row.output_tokens = reply.usage.output_tokens
+        results: list[ToolResult] = []
+        for position, call in enumerate(reply.tool_calls, start=1):
+            results.append(runner.run(run.context, row.id, position, call, progress))
+        row.finished_at = turn_repo.now()
+    run.messages.append(Message(role="assistant", text=reply.text, tool_calls=reply.tool_calls))
+    if results:
+        run.messages.append(Message(role="user", tool_results=tuple(results)))
+    return reply
+
+
+def _finish(env: TurnEnvironment, run: _Run, status: str, answer: str, error: str | None) -> TurnOutcome:
+    context = run.context
+    result = {
+        "rounds": run.rounds,
+        "tables_used": context.tables_used,
+        "sql": [sql_json(r) for r in context.sql_runs],
+        "notes_saved": context.notes_saved,
+    }
+    usage = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens, "rounds": run.rounds}
+    with env.store.transaction() as session:
+        recorded = turn_repo.finish(
+            session,
+            run.turn_id,
+            env.owner,
+            status=status,
+            answer=answer,
+            error=error,
+            tables_used=context.tables_used,
+            usage=usage,
+            result=result,
+        )
+        if not recorded:
+            return TurnOutcome("lost_lease", run.turn_id)
+        if context.conversation.platform in PLATFORMS:
+            turn_repo.queue_answer(session, run.turn_id, {"status": status, "answer": answer} | result)
+    return TurnOutcome("finished", run.turn_id, status=status)
+
+
+def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = None) -> TurnOutcome:
+    """Run turn `turn_id` to its one recorded answer, unless it is finished or another attempt holds it."""
+    say = progress or (lambda _status: None)
+    limit = env.settings.turn_deadline_s
+    with env.store.transaction() as session:
+        claim = turn_repo.claim(session, turn_id, env.owner, limit + LEASE_MARGIN_S)
+    if claim.outcome == "missing":
+        return TurnOutcome("missing", turn_id)
+    if claim.outcome == "finished":
+        return TurnOutcome("already_finished", turn_id)
+    if claim.outcome == "busy":
+        return TurnOutcome("busy", turn_id, retry_in_s=claim.retry_in_s)
+    deadline = time.monotonic() + limit
+    run = _prepare(env, turn_id, deadline)
+    runner = ToolRunner(tools_for(run.intent, run.context))
+    try:
+        while run.rounds < env.settings.max_rounds:
+            if run.deadline - time.monotonic() < MIN_MODEL_S:
+                answer = partial_answer(f"the time limit of {limit:.0f} s was reached", run.last_text, run.context)
+                return _finish(env, run, "partial", answer, "deadline")
+            reply = _round(env, run, runner, say)
+            if not reply.tool_calls:
+                if not reply.text.strip():
+                    answer = partial_answer("the model gave no answer", run.last_text, run.context)
+                    return _finish(env, run, "partial", answer, "empty reply")
+                if reply.stop_reason == "max_tokens":
+                    answer = partial_answer(
+                        "the answer was cut off at the model's length limit", reply.text, run.context
+                    )
+                    return _finish(env, run, "partial", answer, "max_tokens")
+                return _finish(env, run, "answered", reply.text.strip(), None)
+        answer = partial_answer(f"it needed more than {env.settings.max_rounds} rounds", run.last_text, run.context)
+        return _finish(env, run, "partial", answer, "round limit")
+    except ModelTimeout as exc:
+        answer = partial_answer(f"the model did not answer in time ({exc})", run.last_text, run.context)
+        return _finish(env, run, "partial", answer, str(exc))
+    except ModelError as exc:
+        log.warning("turn %s: model error: %s", turn_id, exc)
+        return _finish(env, run, "failed", f"I could not reach the model: {exc}", str(exc))

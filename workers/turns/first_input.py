@@ -1,0 +1,72 @@
+"""The first input of a conversation (SPEC §4): which databases the user can query, and which they cannot.
+
+Up to ten queryable databases, ordered by how many words they share with the question, each with its engine; the
+first three carry their summary cut to 120 characters. Databases the user may not query are named only, so the model
+can say the data exists without learning anything about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.identifiers import expand_words
+from core.permissions import Principal
+from core.store.models import Source
+from search.query_text import words
+
+LISTED = 10
+SUMMARISED = 3
+SUMMARY_CHARS = 120
+
+ENGINE_NAMES = {"sqlite": "SQLite", "mariadb": "MariaDB", "mysql": "MySQL", "postgresql": "PostgreSQL"}
+
+
+@dataclass(frozen=True)
+class DatabaseList:
+    allowed: list[Source]
+    forbidden: list[str]
+
+
+def engine_name(engine: str) -> str:
+    return ENGINE_NAMES.get(engine, engine)
+
+
+def _shared_words(question: set[str], source: Source) -> int:
+    text = " ".join([source.name, *source.aliases, source.summary or ""])
+    own = set(words(text))
+    for label in [source.name, *source.aliases]:
+        own.update(w.lower() for w in expand_words(label))
+    return len(question & own)
+
+
+def database_list(sources: Sequence[Source], principal: Principal, question: str) -> DatabaseList:
+    wanted = set(words(question))
+    allowed = [s for s in sources if principal.may_see(s.name)]
+    forbidden = sorted(s.name for s in sources if not principal.may_see(s.name))
+    allowed.sort(key=lambda s: (-_shared_words(wanted, s), s.name))
+    return DatabaseList(allowed=allowed, forbidden=forbidden)
+
+
+def cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def render_first_input(listing: DatabaseList, question: str, pins: Sequence[str]) -> str:
+    lines = ["Databases you can query (most relevant first):"]
+    if not listing.allowed:
+        lines.append("- none: this user may not query any database")
+    for index, source in enumerate(listing.allowed[:LISTED]):
+        line = f"- {source.name} ({engine_name(source.engine)})"
+        if index < SUMMARISED and source.summary:
+            line += f": {cut(source.summary, SUMMARY_CHARS)}"
+        lines.append(line)
+    if len(listing.allowed) > LISTED:
+        lines.append(f"- … and {len(listing.allowed) - LISTED} more (search_tables searches all of them)")
+    if listing.forbidden:
+        lines.append("Databases this user may not query: " + ", ".join(listing.forbidden))
+    if pins:
+        lines.append("The user pinned the search to: " + ", ".join(pins) + " (search only there).")
+    lines += ["", "Question:", question]
+    return "\n".join(lines)

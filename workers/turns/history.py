@@ -1,0 +1,43 @@
+"""Thread history as conversation context: earlier questions and answers, only what the asker may see.
+
+An earlier answer computed for another user may hold data the current asker may not see; such an answer is left
+out (its question stays, with a line saying the answer is withheld), so history can never widen access.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from core.permissions import Principal
+from core.store.models import Turn
+from core.store.repositories import turns as turn_repo
+from workers.models.types import Message
+
+WITHHELD = "(answer withheld: it used data this user may not see)"
+
+
+def _visible_to(principal: Principal, turn: Turn) -> bool:
+    """Every table the earlier answer used must be visible now (roles may have changed since, even for its asker)."""
+    for qualified in turn.tables_used:
+        database, _, table = qualified.partition(".")
+        schema, _, name = table.rpartition(".")
+        if not principal.may_see(database, name or table, schema or None):
+            return False
+    return True
+
+
+def thread_history(
+    session: Session, principal: Principal, turn: Turn, asker: tuple[str, str]
+) -> tuple[list[Message], list[str]]:
+    """Earlier turns as alternating user/assistant messages, and the texts the asker wrote in this thread."""
+    messages: list[Message] = []
+    own_texts: list[str] = []
+    for earlier in turn_repo.earlier_turns(session, turn.conversation_id, turn.id):
+        if not earlier.answer:
+            continue
+        if (earlier.user_platform, earlier.user_id) == asker:
+            own_texts.append(earlier.question)
+        answer = earlier.answer if _visible_to(principal, earlier) else WITHHELD
+        messages.append(Message(role="user", text=earlier.question))
+        messages.append(Message(role="assistant", text=answer))
+    return messages, own_texts
