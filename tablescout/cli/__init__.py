@@ -7,7 +7,7 @@ import sys
 import typer
 
 from core.errors import TablescoutError
-from tablescout.cli import sample_cmd, source_cmd
+from tablescout.cli import note_cmd, sample_cmd, source_cmd
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import ask, chat
 from tablescout.cli.card_cmd import card
@@ -26,6 +26,7 @@ app = typer.Typer(
 app.command("init")(init)
 app.add_typer(source_cmd.app, name="source")
 app.add_typer(sample_cmd.app, name="sample")
+app.add_typer(note_cmd.app, name="note")
 app.command("analyze")(analyze)
 app.command("card")(card)
 app.command("search")(search)
