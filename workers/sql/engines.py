@@ -1,0 +1,139 @@
+"""SQLAlchemy engines for running the model's SQL on source databases: one pooled engine per source and process.
+
+Every connection is read-only before any statement runs (SPEC §7, layer 3): SQLite opens the file with `mode=ro`,
+sets `PRAGMA query_only` and allows no attached databases; MariaDB/MySQL sessions default to read-only transactions,
+without multi-statement support, and with backslash escapes on (as the guard's parser assumes); PostgreSQL sessions
+default to read-only transactions. The executor (`workers.sql.readonly`) adds a read-only transaction and a timeout
+per statement on top.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import URL, Engine, create_engine, event
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from catalog import source_url
+from core.errors import SourceError
+from core.settings import Settings
+from core.store.models import Source
+
+CONNECT_TIMEOUT_S = 5
+SQLITE_BUSY_TIMEOUT_S = 5
+#: Key in a pooled connection's `info`: "sqlite", "mariadb", "mysql" or "postgresql".
+FAMILY = "tablescout_family"
+
+_engines: dict[tuple[str, str], Engine] = {}
+_lock = threading.Lock()
+
+
+def family_of(engine: Engine) -> str:
+    """ "sqlite", "mysql" (MariaDB included) or "postgresql": which read-only and timeout mechanism applies."""
+    name = engine.dialect.name
+    return "mysql" if name in ("mysql", "mariadb") else name
+
+
+def create_source_engine(url: URL) -> Engine:
+    """A pooled engine whose connections are read-only; `url` has its placeholders expanded."""
+    backend = url.get_backend_name()
+    try:
+        if backend == "sqlite":
+            return _sqlite_engine(url)
+        if backend in ("mysql", "mariadb"):
+            return _mysql_engine(url)
+        if backend == "postgresql":
+            return _postgres_engine(url)
+    except (NoSuchModuleError, ImportError, ArgumentError) as exc:
+        raise SourceError(f"no SQLAlchemy driver for URL scheme {url.drivername!r}") from exc
+    raise SourceError(f"running SQL on {backend} sources is not supported; use SQLite, MariaDB/MySQL or PostgreSQL")
+
+
+def engine_for(settings: Settings, source: Source) -> Engine:
+    """The cached engine of `source`, created on first use from the URL in the configuration file."""
+    entry = settings.file.sources.get(source.name)
+    if entry is None:
+        raise SourceError(f"database {source.name} has no URL in {settings.config_path}; add it again")
+    key = (source.name, entry.url)
+    with _lock:
+        found = _engines.get(key)
+        if found is not None:
+            return found
+        url = source_url.expand(source_url.parse(entry.url), settings.environment_value)
+        engine = create_source_engine(url)
+        stale = [k for k in _engines if k[0] == source.name]
+        for old in stale:
+            _engines.pop(old).dispose()
+        _engines[key] = engine
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every cached engine's pooled connections (tests, shutdown, a changed configuration)."""
+    with _lock:
+        engines = list(_engines.values())
+        _engines.clear()
+    for engine in engines:
+        engine.dispose()
+
+
+# --- per engine ----------------------------------------------------------------------------------------------------
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    path = Path(url.database or "")
+    if not path.is_file():
+        raise SourceError(f"SQLite database file {path} does not exist")
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False)
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no ATTACH: the file opened is the only database
+        return conn
+
+    return create_engine(URL.create("sqlite", database=str(path)), creator=connect)
+
+
+def _mysql_engine(url: URL) -> Engine:
+    # client_flag 0: no CLIENT_MULTI_STATEMENTS and no LOCAL INFILE, whatever the URL's query asks for.
+    args: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S, "client_flag": 0, "local_infile": False}
+    engine = create_engine(url, connect_args=args, pool_pre_ping=True, pool_recycle=3600)
+
+    def on_connect(dbapi_conn: DBAPIConnection, record: ConnectionPoolEntry) -> None:
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute("SET SESSION TRANSACTION READ ONLY")
+            # The guard parses strings with backslash escapes; the server must read them the same way.
+            cursor.execute("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+            cursor.execute("SELECT VERSION()")
+            row = cursor.fetchone()
+            record.info[FAMILY] = "mariadb" if row is not None and "mariadb" in str(row[0]).lower() else "mysql"
+        finally:
+            cursor.close()
+        dbapi_conn.rollback()
+
+    event.listen(engine, "connect", on_connect)
+    return engine
+
+
+def _postgres_engine(url: URL) -> Engine:
+    engine = create_engine(url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, pool_pre_ping=True)
+
+    def on_connect(dbapi_conn: DBAPIConnection, record: ConnectionPoolEntry) -> None:
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute("SELECT set_config('default_transaction_read_only', 'on', false)")
+        finally:
+            cursor.close()
+        dbapi_conn.commit()  # a SET made in a transaction that is rolled back would be undone
+        record.info[FAMILY] = "postgresql"
+
+    event.listen(engine, "connect", on_connect)
+    return engine

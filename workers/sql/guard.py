@@ -1,0 +1,270 @@
+"""The SQL guard (SPEC §7, layer 2): parse in the source's dialect and let exactly one read-only query through.
+
+A statement passes when it is one query (SELECT, a set operation, VALUES, WITH over queries), holds no data-modifying
+statement anywhere (CTEs included), no `SELECT ... INTO`, no locking clause, no variable assignment, no executable or
+optimizer-hint comment, reads no system catalog, and calls only allow-listed functions (`workers.sql.functions`).
+It also lists the real tables the query reads, with CTE names resolved out scope by scope, for the permission check.
+
+Refusals raise `SqlRefused` with a message for the model that says what to change.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+
+from workers.sql.functions import function_name, is_allowed
+
+MAX_SQL_CHARS = 50_000
+MAX_ERROR_CHARS = 240
+
+#: sqlglot dialect per source engine.
+DIALECTS = {"sqlite": "sqlite", "mariadb": "mysql", "mysql": "mysql", "postgresql": "postgres", "postgres": "postgres"}
+
+# `/*! ... */` and MariaDB's `/*M! ... */` run their content on MySQL/MariaDB; `/*+ ... */` optimizer hints can
+# change session settings (SET_VAR) there. sqlglot drops comments, so the raw text is checked.
+_EXECUTABLE_COMMENT = re.compile(r"/\*\s*(?:M?!|\+)", re.IGNORECASE)
+_FILE_OUTPUT = re.compile(r"\bINTO\s+(?:OUT|DUMP)FILE\b", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+_QUERY_ROOTS = (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)
+_STATEMENT_NAMES = """
+    Alter AlterColumn AlterIndex AlterRename AlterSession AlterSet Analyze Attach Cache Command Comment Commit
+    ConnectTo Copy Create Declare Delete Describe Detach Disconnect Drop Execute ExecuteSql Export Grant Insert
+    Install Kill LoadData Merge NextValueFor Pragma Refresh Returning Revoke Rollback Set SetItem Show Summarize
+    SwapTable Transaction TruncateTable Uncache Undrop Update Use UserDefinedFunction
+"""
+_STATEMENTS: tuple[type[exp.Expr], ...] = tuple(
+    cls
+    for name in _STATEMENT_NAMES.split()
+    if isinstance(cls := getattr(exp, name, None), type) and issubclass(cls, exp.Expr)
+)
+
+# System catalogs: reading them would list tables the user may not see. Unqualified PostgreSQL names that resolve to
+# pg_catalog are caught when names are resolved against the source (workers.sql.access).
+SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys"})
+_SQLITE_SYSTEM_PREFIX = "sqlite_"
+
+
+class SqlRefused(Exception):
+    """The SQL may not run; `str(exc)` tells the model why, starting with "refused:"."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"refused: {reason}")
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A table (or view) a query reads, as written: parts unquoted, with whether each was quoted."""
+
+    name: str
+    schema: str | None = None
+    catalog: str | None = None
+    quoted: bool = False
+    schema_quoted: bool = False
+
+    @property
+    def written(self) -> str:
+        return ".".join(p for p in (self.catalog, self.schema, self.name) if p)
+
+
+@dataclass(frozen=True)
+class CheckedQuery:
+    """A query the guard let through: the parsed statement and the real tables it reads, in first-seen order."""
+
+    sql: str
+    dialect: str
+    statement: exp.Expr
+    tables: tuple[TableName, ...]
+
+
+def dialect_for(engine: str) -> str | None:
+    """sqlglot's dialect for a source engine, None for an engine tablescout has no SQL rules for."""
+    return DIALECTS.get(engine.lower())
+
+
+def check_query(sql: str, dialect: str) -> CheckedQuery:
+    """Parse `sql` in `dialect` and return it when it is one read-only query; raise SqlRefused otherwise."""
+    if not sql.strip():
+        raise SqlRefused("no SQL was given")
+    if len(sql) > MAX_SQL_CHARS:
+        raise SqlRefused(f"the SQL is longer than {MAX_SQL_CHARS} characters; write a shorter query")
+    if _EXECUTABLE_COMMENT.search(sql):
+        raise SqlRefused("executable comments and optimizer hints (/*! ... */, /*+ ... */) are not allowed")
+    if _FILE_OUTPUT.search(sql):
+        raise SqlRefused("writing files (INTO OUTFILE / INTO DUMPFILE) is not allowed")
+    statement = _parse_one(sql, dialect)
+    if not isinstance(statement, _QUERY_ROOTS):
+        raise SqlRefused(f"only queries (SELECT ...) may run; this is {_kind(statement)}")
+    for node in statement.walk():
+        _check_node(node, dialect)
+    tables = tables_read(statement, dialect)
+    for table in tables:
+        if is_system_table(table, dialect):
+            raise SqlRefused(f"system catalogs ({table.written}) cannot be queried; search the catalog with tools")
+    return CheckedQuery(sql=sql, dialect=dialect, statement=statement, tables=tuple(tables))
+
+
+def parse_definition(sql: str, dialect: str) -> exp.Expr:
+    """A view definition (`CREATE VIEW ... AS query` or the bare query) parsed without the function allowlist;
+    raises SqlglotError when it does not parse."""
+    statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    if len(statements) != 1:
+        raise ParseError("a view definition must be one statement")
+    statement = statements[0]
+    if isinstance(statement, exp.Create) and isinstance(statement.expression, exp.Expr):
+        return statement.expression
+    return statement
+
+
+def is_system_table(table: TableName, dialect: str) -> bool:
+    if table.schema is not None and table.schema.lower() in SYSTEM_SCHEMAS:
+        return True
+    return dialect == "sqlite" and table.name.lower().startswith(_SQLITE_SYSTEM_PREFIX)
+
+
+def tables_read(statement: exp.Expr, dialect: str) -> list[TableName]:
+    """Real tables `statement` reads: table references that no CTE in scope answers, each listed once.
+
+    A CTE hides a table of the same name only inside its scope: the rest of its WITH clause after it (and its own
+    body when the WITH is RECURSIVE) and the query the WITH belongs to, including that query's subqueries. Where the
+    engines differ, a reference is taken for a CTE only when every engine would agree, so doubt means "real table"
+    and the permission check runs.
+    """
+    found: dict[TableName, None] = {}
+    _collect(statement, frozenset(), dialect, found)
+    return list(found)
+
+
+# --- internals -------------------------------------------------------------------------------------------------
+
+
+def _parse_one(sql: str, dialect: str) -> exp.Expr:
+    try:
+        parsed = sqlglot.parse(sql, read=dialect)
+    except (ParseError, TokenError) as exc:
+        raise SqlRefused(f"the SQL does not parse as {_DIALECT_NAMES[dialect]}: {_parse_message(exc)}") from exc
+    except (SqlglotError, RecursionError, ValueError) as exc:
+        raise SqlRefused(f"the SQL does not parse as {_DIALECT_NAMES[dialect]}: {_shorten(str(exc))}") from exc
+    statements = [s for s in parsed if s is not None]
+    if not statements:
+        raise SqlRefused("no SQL statement was given")
+    if len(statements) > 1:
+        raise SqlRefused("only one statement may run; send a single SELECT without ';' between statements")
+    return statements[0]
+
+
+_DIALECT_NAMES = {"sqlite": "SQLite", "mysql": "MariaDB/MySQL", "postgres": "PostgreSQL"}
+
+
+def _parse_message(exc: ParseError | TokenError) -> str:
+    if isinstance(exc, ParseError) and exc.errors:
+        first = exc.errors[0]
+        description = str(first.get("description") or "invalid SQL")
+        line, col = first.get("line"), first.get("col")
+        highlight = str(first.get("highlight") or "").strip()
+        where = f" at line {line}, column {col}" if line is not None else ""
+        near = f" near {highlight!r}" if highlight else ""
+        return _shorten(f"{description}{where}{near}")
+    return _shorten(str(exc))
+
+
+def _shorten(message: str) -> str:
+    flat = " ".join(_ANSI.sub("", message).split())
+    return flat if len(flat) <= MAX_ERROR_CHARS else flat[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def _kind(node: exp.Expr) -> str:
+    if isinstance(node, exp.Command):
+        return f"a {str(node.this).upper()} command"
+    return f"a {node.key.upper()} statement"
+
+
+def _check_node(node: exp.Expr, dialect: str) -> None:
+    if isinstance(node, _STATEMENTS):
+        raise SqlRefused(f"only queries may run; {_kind(node)} inside the query (e.g. in a WITH clause) is not allowed")
+    if isinstance(node, exp.Into):
+        raise SqlRefused("SELECT ... INTO is not allowed; return the rows instead")
+    if isinstance(node, exp.Lock):
+        raise SqlRefused("locking clauses (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) are not allowed")
+    if isinstance(node, exp.PropertyEQ):
+        raise SqlRefused("assigning variables (:=) is not allowed")
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
+        raise SqlRefused(f"schema-qualified function calls ({node.sql(dialect=dialect)}) are not allowed")
+    if isinstance(node, exp.Func) and not is_allowed(node, dialect):
+        name = function_name(node).upper()
+        raise SqlRefused(
+            f"function {name} is not allowed; use ordinary aggregate, date, string and math functions "
+            "(sleep, file, lock, network, sequence and admin functions are refused)"
+        )
+
+
+def _cte_key(identifier: exp.Identifier | str, quoted: bool, dialect: str) -> str:
+    """How the engine compares a CTE name with a table reference; MariaDB/MySQL exactly (its case rules depend on the
+    server), PostgreSQL folding unquoted names to lower case, SQLite without regard to case."""
+    name = identifier if isinstance(identifier, str) else str(identifier.this)
+    if dialect == "postgres":
+        return name if quoted else name.lower()
+    if dialect == "sqlite":
+        return name.lower()
+    return name
+
+
+def _with_clause(node: exp.Expr) -> exp.With | None:
+    found = node.args.get("with_") or node.args.get("with")
+    return found if isinstance(found, exp.With) else None
+
+
+def _collect(node: exp.Expr, visible: frozenset[str], dialect: str, found: dict[TableName, None]) -> None:
+    with_ = _with_clause(node)
+    if with_ is not None:
+        scope = set(visible)
+        for cte in with_.expressions:
+            alias = cte.args.get("alias")
+            identifier = alias.this if isinstance(alias, exp.TableAlias) else None
+            key = (
+                _cte_key(identifier, bool(identifier.quoted), dialect)
+                if isinstance(identifier, exp.Identifier)
+                else None
+            )
+            own = frozenset(scope | {key}) if with_.args.get("recursive") and key is not None else frozenset(scope)
+            if isinstance(cte.this, exp.Expr):
+                _collect(cte.this, own, dialect, found)
+            if key is not None:
+                scope.add(key)
+        inner = frozenset(scope)
+        for child in node.iter_expressions():
+            if child is not with_:
+                _collect(child, inner, dialect, found)
+        return
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+        name = _table_name(node)
+        if not (name.schema is None and name.catalog is None and _cte_key(name.name, name.quoted, dialect) in visible):
+            found.setdefault(name, None)
+        for child in node.iter_expressions():
+            if child.arg_key not in ("this", "db", "catalog"):
+                _collect(child, visible, dialect, found)
+        return
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Dot):
+        raise SqlRefused(f"table names have at most three parts: {node.sql(dialect=dialect)}")
+    for child in node.iter_expressions():
+        _collect(child, visible, dialect, found)
+
+
+def _table_name(node: exp.Table) -> TableName:
+    def part(key: str) -> tuple[str | None, bool]:
+        value = node.args.get(key)
+        if isinstance(value, exp.Identifier):
+            return str(value.this), bool(value.quoted)
+        if isinstance(value, exp.Expr):
+            return value.name, False
+        return None, False
+
+    name, quoted = part("this")
+    schema, schema_quoted = part("db")
+    catalog, _ = part("catalog")
+    return TableName(name=name or "", schema=schema, catalog=catalog, quoted=quoted, schema_quoted=schema_quoted)

@@ -1,0 +1,138 @@
+"""`run_sql`: the model's SQL on one source database, through every layer of SPEC §7, with an audit row per call.
+
+Order: the database must exist and be one the principal may query; the guard parses the SQL in the source's dialect;
+every table it reads (through CTEs, subqueries and views) must be allowed; the executor runs it read-only under a
+timeout and fetches a bounded result. Whatever happens comes back as an `SqlOutcome` whose `error` tells the model
+what to change; nothing here raises for bad SQL, denied tables, database errors or timeouts.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy.orm import Session
+
+from core.errors import TablescoutError
+from core.permissions import Principal
+from core.settings import Settings
+from core.store.models import ExecutedSql, Source
+from core.store.repositories import sources as source_repo
+from workers.sql.access import AccessDenied, AccessRefused, check_access
+from workers.sql.engines import engine_for
+from workers.sql.guard import SqlRefused, check_query, dialect_for
+from workers.sql.limits import SqlLimits
+from workers.sql.readonly import ExecutionError, ExecutionTimeout, execute_read_only
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIMITS = SqlLimits()
+
+SqlStatus = Literal["ok", "refused", "denied", "error", "timeout"]
+
+
+@dataclass
+class SqlOutcome:
+    database: str  # the canonical source name (as asked, when no such source exists)
+    sql: str
+    status: SqlStatus
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)  # at most max_rows
+    truncated: bool = False
+    error: str | None = None  # for the model: what was wrong; never rows or names the user may not see
+    duration_ms: float = 0.0
+
+
+class _Stop(Exception):
+    def __init__(self, status: SqlStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def run_sql(
+    session: Session,
+    settings: Settings,
+    principal: Principal,
+    database: str,
+    sql: str,
+    *,
+    limits: SqlLimits = DEFAULT_LIMITS,
+    turn_id: int | None = None,
+    tool_call_id: int | None = None,
+) -> SqlOutcome:
+    """Run `sql` read-only on `database` for `principal`; record it in `session` (the caller commits)."""
+    started = time.monotonic()
+    source = source_repo.by_name_or_alias(session, database)
+    outcome = SqlOutcome(database=source.name if source is not None else database, sql=sql, status="ok")
+    try:
+        _run(session, settings, principal, source, database, sql, limits, outcome)
+    except _Stop as stop:
+        outcome.status, outcome.error = stop.status, str(stop)
+    except Exception as exc:  # an unexpected failure still becomes an outcome for the model, and is logged
+        log.exception("run_sql failed on %s", outcome.database)
+        outcome.status, outcome.error = "error", f"error: the query could not be run ({type(exc).__name__})"
+    outcome.duration_ms = (time.monotonic() - started) * 1000
+    session.add(
+        ExecutedSql(
+            turn_id=turn_id,
+            tool_call_id=tool_call_id,
+            source_id=source.id if source is not None else None,
+            user_platform=principal.platform,
+            user_id=principal.user_id,
+            sql=sql,
+            status=outcome.status,
+            row_count=len(outcome.rows) if outcome.status == "ok" else None,
+            truncated=outcome.truncated,
+            duration_ms=outcome.duration_ms,
+            error=outcome.error,
+        )
+    )
+    session.flush()
+    return outcome
+
+
+def _run(
+    session: Session,
+    settings: Settings,
+    principal: Principal,
+    source: Source | None,
+    asked: str,
+    sql: str,
+    limits: SqlLimits,
+    outcome: SqlOutcome,
+) -> None:
+    if source is None:
+        known = [s.name for s in source_repo.all_sources(session) if principal.may_see(s.name)]
+        listed = ", ".join(known) if known else "none"
+        raise _Stop("refused", f"refused: there is no database {asked!r}; databases you can query: {listed}")
+    if not principal.may_see(source.name):
+        raise _Stop("denied", f"no permission: you may not query database {source.name}")
+    dialect = dialect_for(source.engine)
+    if dialect is None:
+        raise _Stop("refused", f"refused: run_sql does not support {source.engine} databases")
+    try:
+        checked = check_query(sql, dialect)
+    except SqlRefused as exc:
+        raise _Stop("refused", str(exc)) from exc
+    try:
+        engine = engine_for(settings, source)
+    except TablescoutError as exc:
+        raise _Stop("error", f"error: cannot reach database {source.name}: {exc}") from exc
+    try:
+        check_access(engine, principal, source.name, checked.tables)
+    except AccessDenied as exc:
+        raise _Stop("denied", str(exc)) from exc
+    except AccessRefused as exc:
+        raise _Stop("refused", str(exc)) from exc
+    try:
+        fetched = execute_read_only(engine, sql, limits)
+    except ExecutionTimeout as exc:
+        raise _Stop(
+            "timeout",
+            f"timeout: the query ran longer than {limits.timeout_s:g} s; narrow it or aggregate in SQL",
+        ) from exc
+    except ExecutionError as exc:
+        raise _Stop("error", f"error: {exc}") from exc
+    outcome.columns, outcome.rows, outcome.truncated = fetched.columns, fetched.rows, fetched.truncated
