@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import getpass
 import json
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from search.encoders import shared_embedder
+from search.encoders import Vectors, shared_embedder
 from search.notes import NoteView, delete_note, edit_note, list_notes, save_note
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
@@ -30,6 +31,17 @@ def operator_author() -> tuple[str, str]:
     return "operator", getpass.getuser()
 
 
+class _OnFirstUse:
+    """The embedding model, loaded only when a note is indexed: a refused note is answered at once."""
+
+    def __init__(self, model_path: str | None) -> None:
+        self._model_path = model_path
+        self.name = model_path or "default"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return shared_embedder(self._model_path).embed(texts)
+
+
 @app.command("add")
 def add(
     database: Annotated[str, typer.Argument(help="Database name or alias.")],
@@ -41,7 +53,7 @@ def add(
 ) -> None:
     """Attach a note to one or more tables of a database."""
     config = settings()
-    embedder = shared_embedder(config.embedding_model)
+    embedder = _OnFirstUse(config.embedding_model)
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)
         saved = save_note(
@@ -105,7 +117,7 @@ def edit(
 ) -> None:
     """Replace a note's text (its author or an admin)."""
     config = settings()
-    embedder = shared_embedder(config.embedding_model)
+    embedder = _OnFirstUse(config.embedding_model)
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)
         view = edit_note(session, principal, viewer or operator_author(), embedder, note_id, text=text, private=private)
