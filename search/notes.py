@@ -185,7 +185,7 @@ def save_note(
     that does not exist or that the principal may not see); nothing is written then."""
     body = _clean_text(text)
     _check_author(author)
-    names = [t.strip() for t in tables if t.strip()]
+    names = [t.strip() for t in ([tables] if isinstance(tables, str) else tables) if t.strip()]
     if not names:
         raise NoteError("name the table the note is about")
     if len(names) > MAX_NOTE_TABLES:

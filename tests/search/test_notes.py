@@ -125,6 +125,17 @@ def test_a_database_alias_and_schema_qualified_names_resolve(db: Session, world:
     assert (saved.database, saved.tables) == ("erp", ["ORD_MST", "CUST_MST"])
     attached = db.scalars(select(NoteTable.table_id).where(NoteTable.note_id == saved.id)).all()
     assert len(attached) == 2
+    single = save_note(
+        db,
+        OPERATOR,
+        world.encoders.embedder,
+        database="erp",
+        tables="CUST_MST",  # one name as a plain string, as a model's tool call may send it
+        text="customers are never deleted, only flagged",
+        author=("operator", "alice"),
+        private=False,
+    )
+    assert single.tables == ["CUST_MST"]
 
 
 @pytest.mark.parametrize(
