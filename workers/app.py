@@ -36,7 +36,6 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     task_serializer="json",
     accept_content=["json"],
-    worker_hijack_root_logger=False,
     beat_schedule={
         "analyze-all-daily": {"task": "tablescout.catalog.analyze_all", "schedule": 24 * 3600.0},
     },

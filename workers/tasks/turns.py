@@ -20,6 +20,7 @@ MAX_WAITS = 3
 @task(TURN_TASK)
 def run_turn_job(turn_id: int, waits: int = 0) -> None:
     outcome = run_turn(runtime.environment(), turn_id)
+    log.info("turn %s: %s%s", turn_id, outcome.outcome, f" ({outcome.status})" if outcome.status else "")
     if outcome.outcome == "busy" and waits < MAX_WAITS:
         # Another attempt holds the lease. If it dies, this look after its lease ends takes the turn over.
         log.info("turn %s is running elsewhere; looking again in %.0f s", turn_id, outcome.retry_in_s)

@@ -4,6 +4,7 @@ against a fake model server (the real SDKs speak to it over HTTP)."""
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
+from catalog.sample_erp import build_sqlite, load_into
 from core.settings import Settings
 from core.store.embedded import EmbeddedServer
 from core.store.models import Turn
@@ -24,7 +26,7 @@ from search.service import Encoders
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.fakes.fixtures import fake_anthropic, fake_openai  # noqa: F401
 from tests.fakes.model_server import FakeAnthropicServer, FakeModelServer
-from tests.support import isolated_settings
+from tests.support import MARIADB_SERVER, isolated_settings
 from workers.catalog_refresh import refresh_source
 from workers.models.registry import provider_from_settings
 from workers.turns.engine import TurnEnvironment, TurnOutcome, run_turn
@@ -152,3 +154,34 @@ def turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFa
         directory.replace_members(session, none_group, [nobody])
     yield TurnWorld(installation, Encoders(embedder, BiEncoderReranker(embedder)), sample["erp"])
     installation.store.close()
+
+
+@pytest.fixture(scope="session")
+def mariadb_turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TurnWorld]:
+    """The same sample ERP loaded into a scratch MariaDB database, registered as `erp`."""
+    name = f"ts_turn_{uuid.uuid4().hex[:8]}"
+    server = create_engine(MARIADB_SERVER)
+    with server.begin() as conn:
+        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+    url = f"mysql+pymysql://root@127.0.0.1:3306/{name}"
+    load_into(url, "erp")
+    home = tmp_path_factory.mktemp("turn-home-mariadb")
+    installation = new_installation(store_server, home)
+    installation.add("erp", url)
+    config = home / "tablescout.yaml"
+    config.write_text(config.read_text() + ROLES.replace("      - database: billing\n", ""))
+    assert installation.settings.database_url is not None
+    installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
+    embedder = shared_embedder(None)
+    report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions(), embedder=embedder)
+    assert report.analysis.error is None
+    with installation.store.transaction() as session:
+        sales = directory.upsert_user(session, platform="slack", user_id="U_SALES", synced_at=datetime.now(UTC))
+        group = directory.upsert_group(session, platform="slack", group_id="S_SALES", synced_at=datetime.now(UTC))
+        directory.replace_members(session, group, [sales])
+    sample = build_sqlite(tmp_path_factory.mktemp("turn-sample-mariadb"))  # the same rows, for expected values
+    yield TurnWorld(installation, Encoders(embedder, BiEncoderReranker(embedder)), sample["erp"])
+    installation.store.close()
+    with server.begin() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+    server.dispose()
