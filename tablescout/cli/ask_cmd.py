@@ -43,7 +43,7 @@ def search_only(config: Settings, store: Store, session: ConsoleSession, questio
 def no_model_reply(view: ConsoleView, found: dict[str, Any]) -> None:
     view.candidates(found["searched"], found["candidates"], found["denied_tables"])
     view.console.print(
-        "[yellow]No model is configured, so tablescout shows the tables it would use but cannot answer.[/] "
+        "[yellow]These are the tables tablescout would use; it does not answer without a model.[/]\n"
         + describe_model_setup(),
         highlight=False,
     )
