@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.fixtures import fake_anthropic  # noqa: F401
 from tests.fakes.model_server import FakeModelServer
 from tests.support import REPO
 from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer

@@ -24,7 +24,6 @@ from core.store.repositories import turns as turn_repo
 from search.encoders import BiEncoderReranker, shared_embedder
 from search.service import Encoders
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.fakes.fixtures import fake_anthropic, fake_openai  # noqa: F401
 from tests.fakes.model_server import FakeAnthropicServer, FakeModelServer
 from tests.support import MARIADB_SERVER, isolated_settings
 from workers.catalog_refresh import refresh_source
