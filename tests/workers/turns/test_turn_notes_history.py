@@ -89,10 +89,7 @@ def test_thread_history_carries_only_what_the_asker_may_see(
     turn_world.run(turn_world.environment(fake_anthropic), first)
     assert turn_world.turn(first)["tables_used"] == []  # sales may not read EMP_* either: the SQL was refused
 
-    seen: list[Exchange] = []
-
     def remember(exchange: Exchange) -> Step:
-        seen.append(exchange)
         return Say("ok")
 
     # An answer that used ORD_MST is visible to the guest; compute one for the sales user first.
@@ -101,9 +98,12 @@ def test_thread_history_carries_only_what_the_asker_may_see(
     )
     second = turn_world.submit("How many orders?", user="U_SALES", thread=thread)
     turn_world.run(turn_world.environment(fake_anthropic), second)
-    fake_anthropic.script([Call("run_sql", {"database": "billing", "sql": "SELECT COUNT(*) FROM BILL_CUST"})] + [
-        Say("Billing has customers.")
-    ])
+    fake_anthropic.script(
+        [
+            Call("run_sql", {"database": "billing", "sql": "SELECT COUNT(*) FROM BILL_CUST"}),
+            Say("Billing has customers."),
+        ]
+    )
     third = turn_world.submit("How many billing customers?", user="U_SALES", thread=thread)
     turn_world.run(turn_world.environment(fake_anthropic), third)
     assert turn_world.turn(third)["tables_used"] == ["billing.BILL_CUST"]

@@ -17,8 +17,11 @@ def test_sql_on_a_copy_is_refused_unless_the_question_asks_about_it(
     turn_world: TurnWorld, fake_anthropic: FakeModelServer
 ) -> None:
     fake_anthropic.script(
-        [Call("run_sql", {"database": "erp", "sql": COPY_SQL}), Call("run_sql", {"database": "erp", "sql": LIVE_SQL})]
-        + [Say("done")]
+        [
+            Call("run_sql", {"database": "erp", "sql": COPY_SQL}),
+            Call("run_sql", {"database": "erp", "sql": LIVE_SQL}),
+            Say("done"),
+        ]
     )
     turn_id = turn_world.submit("How many orders do we have?")
     turn_world.run(turn_world.environment(fake_anthropic), turn_id)
@@ -77,7 +80,8 @@ def test_a_denied_table_is_no_permission_everywhere(turn_world: TurnWorld, fake_
     assert stored["tables_used"] == []
     with turn_world.installation.store.transaction() as session:
         statuses = session.scalars(select(ExecutedSql.status).where(ExecutedSql.turn_id == turn_id)).all()
-    assert statuses and set(statuses) == {"denied"}
+    assert len(statuses) == len(DENIED_SQL)
+    assert set(statuses) == {"denied"}
 
 
 def test_model_arguments_cannot_change_who_is_asking(turn_world: TurnWorld, fake_anthropic: FakeModelServer) -> None:
@@ -111,9 +115,7 @@ def test_a_database_the_user_may_not_query_is_refused(turn_world: TurnWorld, fak
 def test_join_path_uses_declared_keys_and_never_hidden_tables(
     turn_world: TurnWorld, fake_anthropic: FakeModelServer
 ) -> None:
-    fake_anthropic.script(
-        [Call("find_join_path", {"database": "erp", "tables": ["ORD_DTL_H", "CUST_MST"]}), Say("ok")]
-    )
+    fake_anthropic.script([Call("find_join_path", {"database": "erp", "tables": ["ORD_DTL_H", "CUST_MST"]}), Say("ok")])
     turn_id = turn_world.submit("Which customers bought which products?", user="U_GUEST")
     turn_world.run(turn_world.environment(fake_anthropic), turn_id)
     text = fake_anthropic.requests[1].exchange.tool_results["find_join_path"]

@@ -23,8 +23,7 @@ def _finished(world: TurnWorld, turn_id: int) -> bool:
 def _answers_recorded(world: TurnWorld, turn_id: int) -> int:
     with world.installation.store.transaction() as session:
         return int(
-            session.scalar(select(func.count()).select_from(OutboxMessage).where(OutboxMessage.turn_id == turn_id))
-            or 0
+            session.scalar(select(func.count()).select_from(OutboxMessage).where(OutboxMessage.turn_id == turn_id)) or 0
         )
 
 
