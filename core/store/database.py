@@ -20,6 +20,10 @@ from core.settings import Settings
 from core.store.embedded import EmbeddedServer, start_embedded
 
 CONNECT_TIMEOUT_S = 5
+#: Connections kept open: a worker runs up to this many turns at once without reconnecting (the pool grows lazily,
+#: so a command-line process keeps the one or two it uses).
+POOL_SIZE = 20
+POOL_OVERFLOW = 20
 
 
 @dataclass
@@ -77,7 +81,13 @@ def open_store(settings: Settings) -> Store:
     else:
         embedded = start_embedded(settings.embedded_pgdata)
         url = embedded.url
-    engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+    engine = create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=POOL_SIZE,
+        max_overflow=POOL_OVERFLOW,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+    )
     try:
         _check_server(engine, url.render_as_string(hide_password=True))
     except StoreError:

@@ -14,17 +14,9 @@ from sqlalchemy.orm import Session
 from core.errors import ConfigError, TablescoutError
 from core.permissions import Principal, parse_user_ref, resolve_principal
 from core.settings import Settings
-from search.encoders import BiEncoderReranker, CrossEncoderReranker, Reranker, shared_embedder
-from search.service import MAX_K, Encoders, SearchRequest, SearchResult, ensure_known_user, search_tables
+from search.service import MAX_K, SearchRequest, SearchResult, ensure_known_user, search_tables
 from tablescout.cli.context import console, current_store, settings
-
-
-def encoders_for(config: Settings) -> Encoders:
-    embedder = shared_embedder(config.embedding_model)
-    reranker: Reranker = (
-        CrossEncoderReranker(config.reranker_model) if config.reranker_model else BiEncoderReranker(embedder)
-    )
-    return Encoders(embedder, reranker)
+from workers.runtime import encoders_for
 
 
 def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, tuple[str, str] | None]:

@@ -1,6 +1,5 @@
-"""Pytest fixtures for the fake model servers; import them into a test folder's conftest.py:
-
-    from tests.fakes.fixtures import fake_anthropic, fake_openai  # noqa: F401
+"""Pytest fixtures for the fake model servers, registered for every test folder by `pytest_plugins` in
+tests/conftest.py.
 
 Each fixture yields a started server with an empty script (`server.script([...])` sets one) and, when the test ends,
 stops it and fails the test if the script itself went wrong (a request found no step, or a step the mode cannot

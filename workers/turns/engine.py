@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sqlalchemy.orm import Session
+
+from core.errors import TablescoutError
 from core.permissions import PLATFORMS, Principal, resolve_principal
 from core.settings import Settings
 from core.store.database import Store
@@ -78,54 +81,50 @@ def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
     return Principal.for_operator()
 
 
-def _prepare(env: TurnEnvironment, turn_id: int, deadline: float) -> _Run:
-    with env.store.transaction() as session:
-        turn = session.get(Turn, turn_id)
-        assert turn is not None
-        conversation = session.get(Conversation, turn.conversation_id)
-        assert conversation is not None
-        principal = _principal(session, env.settings, turn)
-        asker = (turn.user_platform, turn.user_id)
-        viewer = asker if turn.user_platform in PLATFORMS else None
-        history, own_texts = thread_history(session, principal, turn, asker)
-        listing = database_list(queries.sources(session), principal, turn.question)
-        first = render_first_input(listing, turn.question, turn.pins)
-        context = ToolContext(
-            session=session,
-            settings=env.settings,
-            principal=principal,
-            viewer=viewer,
-            author=asker,
-            conversation=ConversationInfo(
-                platform=conversation.platform,
-                workspace_id=conversation.workspace_id or None,
-                channel_id=conversation.channel_id or None,
-                thread_id=conversation.thread_id or None,
-                private=conversation.private,
-            ),
-            encoders=env.encoders,
-            pins=list(turn.pins),
-            user_texts=[*own_texts, turn.question],
-            turn_id=turn.id,
-            may_query=bool(listing.allowed),
-        )
-        opening = first
-        if turn.intent == "note":
-            opening = opening.replace("\nQuestion:\n", "\nKnowledge to remember (attach it to the right table):\n")
-        return _Run(
-            turn_id=turn.id,
-            intent=turn.intent,
-            deadline=deadline,
-            context=context,
-            messages=[*history, Message(role="user", text=opening)],
-        )
+def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float) -> _Run:
+    """Everything the first model call needs, read in the claim's transaction (one round trip set, not two)."""
+    conversation = session.get(Conversation, turn.conversation_id)
+    assert conversation is not None
+    principal = _principal(session, env.settings, turn)
+    asker = (turn.user_platform, turn.user_id)
+    viewer = asker if turn.user_platform in PLATFORMS else None
+    history, own_texts = thread_history(session, principal, turn, asker)
+    listing = database_list(queries.sources(session), principal, turn.question)
+    first = render_first_input(listing, turn.question, turn.pins)
+    context = ToolContext(
+        session=session,
+        settings=env.settings,
+        principal=principal,
+        viewer=viewer,
+        author=asker,
+        conversation=ConversationInfo(
+            platform=conversation.platform,
+            workspace_id=conversation.workspace_id or None,
+            channel_id=conversation.channel_id or None,
+            thread_id=conversation.thread_id or None,
+            private=conversation.private,
+        ),
+        encoders=env.encoders,
+        pins=list(turn.pins),
+        user_texts=[*own_texts, turn.question],
+        turn_id=turn.id,
+        may_query=bool(listing.allowed),
+    )
+    opening = first
+    turn.first_model_call_at = turn.first_model_call_at or turn_repo.now()  # only the request lies between
+    if turn.intent == "note":
+        opening = opening.replace("\nQuestion:\n", "\nKnowledge to remember (attach it to the right table):\n")
+    return _Run(
+        turn_id=turn.id,
+        intent=turn.intent,
+        deadline=deadline,
+        context=context,
+        messages=[*history, Message(role="user", text=opening)],
+    )
 
 
 def _call_model(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress) -> ModelReply:
     progress("Thinking…" if run.rounds == 0 else "Reading the results…")
-    if run.rounds == 0:
-        with env.store.transaction() as session:
-            turn_repo.mark_first_model_call(session, run.turn_id)
     remaining = run.deadline - time.monotonic()
     return env.provider.complete(
         system_prompt(run.intent), run.messages, runner.specs, timeout_s=max(remaining, MIN_MODEL_S)
@@ -190,16 +189,25 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
     """Run turn `turn_id` to its one recorded answer, unless it is finished or another attempt holds it."""
     say = progress or (lambda _status: None)
     limit = env.settings.turn_deadline_s
-    with env.store.transaction() as session:
-        claim = turn_repo.claim(session, turn_id, env.owner, limit + LEASE_MARGIN_S)
+    deadline = time.monotonic() + limit
+    try:
+        with env.store.transaction() as session:
+            claim = turn_repo.claim(session, turn_id, env.owner, limit + LEASE_MARGIN_S)
+            if claim.outcome == "claimed":
+                turn = session.get(Turn, turn_id)
+                assert turn is not None
+                run = _prepare(env, session, turn, deadline)
+    except TablescoutError as exc:  # e.g. the configuration file became invalid: say so, do not retry forever
+        log.warning("turn %s could not start: %s", turn_id, exc)
+        with env.store.transaction() as session:
+            turn_repo.fail_unstarted(session, turn_id, f"I could not start on this question: {exc}")
+        return TurnOutcome("finished", turn_id, status="failed")
     if claim.outcome == "missing":
         return TurnOutcome("missing", turn_id)
     if claim.outcome == "finished":
         return TurnOutcome("already_finished", turn_id)
     if claim.outcome == "busy":
         return TurnOutcome("busy", turn_id, retry_in_s=claim.retry_in_s)
-    deadline = time.monotonic() + limit
-    run = _prepare(env, turn_id, deadline)
     runner = ToolRunner(tools_for(run.intent, run.context))
     try:
         while run.rounds < env.settings.max_rounds:

@@ -145,9 +145,12 @@ def finish(
     return bool(outcome.rowcount == 1)  # type: ignore[attr-defined]
 
 
-def mark_first_model_call(session: Session, turn_id: int) -> None:
+def fail_unstarted(session: Session, turn_id: int, message: str) -> None:
+    """Record that a turn could not even start (its setup failed), unless it has finished meanwhile."""
     session.execute(
-        update(Turn).where(Turn.id == turn_id, Turn.first_model_call_at.is_(None)).values(first_model_call_at=now())
+        update(Turn)
+        .where(Turn.id == turn_id, Turn.status.not_in(FINISHED))
+        .values(status="failed", answer=message, error=message, finished_at=now(), lease_owner=None, lease_until=None)
     )
 
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.fakes.fixtures import fake_anthropic, fake_openai  # noqa: F401
 from tests.fakes.model_server import FakeModelServer
 from workers.models.anthropic_provider import AnthropicProvider
 from workers.models.openai_provider import OpenAIProvider
