@@ -5,19 +5,22 @@ Opened lazily on the first job (so importing the app stays cheap) and closed whe
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
 
-from core.errors import ConfigError
+from core.errors import ConfigError, TablescoutError
 from core.settings import Settings, load_settings
 from core.store import migrate
 from core.store.database import Store, open_store
+from core.store.repositories import turns as turn_repo
 from search.encoders import BiEncoderReranker, CrossEncoderReranker, Reranker, shared_embedder
 from search.service import Encoders
 from workers.models.registry import describe_model_setup, provider_from_settings
 from workers.turns.engine import TurnEnvironment
 
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _environment: TurnEnvironment | None = None
 
@@ -57,6 +60,20 @@ def environment() -> TurnEnvironment:
     return TurnEnvironment(
         settings=env.settings, store=env.store, encoders=env.encoders, provider=env.provider, owner=owner_label()
     )
+
+
+def fail_turn(turn_id: int, message: str) -> None:
+    """Record a turn as failed when this process cannot run turns at all (best effort: logs when even that fails)."""
+    try:
+        store = open_store(load_settings())
+    except TablescoutError as exc:
+        log.error("turn %s: cannot record the failure either: %s", turn_id, exc)
+        return
+    try:
+        with store.transaction() as session:
+            turn_repo.fail_unstarted(session, turn_id, message)
+    finally:
+        store.close()
 
 
 def close() -> None:

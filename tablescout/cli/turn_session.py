@@ -72,6 +72,8 @@ class ConsoleSession:
                 labels[source.name.lower()] = source.name
                 labels.update({a.lower(): source.name for a in source.aliases})
             parsed = parse_message(text, labels=labels, bot_user_id=None)
+            if parsed.remember and not parsed.note_text:
+                raise ConfigError('say what to remember after "remember this:", e.g. "remember this: X is a copy"')
             pins = list(dict.fromkeys([*self._canonical_pins(labels), *parsed.pins]))
             conversation = turn_repo.conversation(
                 session, platform=CONSOLE, channel_id=CONSOLE, thread_id=self.thread_id, private=True

@@ -152,3 +152,16 @@ def test_ask_refuses_bad_input_clearly(demo: tuple[Path, subprocess.CompletedPro
     bad_model = tablescout(home, "ask", QUESTION, env={"TABLESCOUT_MODEL": "gpt-4o"})
     assert bad_model.returncode == 1
     assert "names no provider" in bad_model.stderr
+    no_key = tablescout(home, "ask", QUESTION, env={"TABLESCOUT_MODEL": "anthropic:m"})
+    assert no_key.returncode == 1
+    assert "needs ANTHROPIC_API_KEY" in no_key.stderr
+    model = {"TABLESCOUT_MODEL": "anthropic:m", "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    empty_note = tablescout(home, "chat", stdin="remember this:\nexit\n", env=model)
+    assert empty_note.returncode == 1
+    assert "say what to remember" in empty_note.stderr
+    no_broker = tablescout(home, "worker")
+    assert no_broker.returncode == 1
+    assert "TABLESCOUT_REDIS_URL is not set" in no_broker.stderr
+    no_model = tablescout(home, "worker", env={"TABLESCOUT_REDIS_URL": "redis://127.0.0.1:6379/13"})
+    assert no_model.returncode == 1
+    assert "no model is configured" in no_model.stderr

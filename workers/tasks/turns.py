@@ -7,6 +7,7 @@ from typing import Any
 
 from celery.signals import worker_process_shutdown, worker_shutdown
 
+from core.errors import TablescoutError
 from workers import runtime
 from workers.app import TURN_TASK, task
 from workers.turns.engine import run_turn
@@ -19,7 +20,13 @@ MAX_WAITS = 3
 
 @task(TURN_TASK)
 def run_turn_job(turn_id: int, waits: int = 0) -> None:
-    outcome = run_turn(runtime.environment(), turn_id)
+    try:
+        env = runtime.environment()
+    except TablescoutError as exc:  # e.g. no model configured: the turn fails with the reason, once
+        log.error("turn %s cannot run on this worker: %s", turn_id, exc)
+        runtime.fail_turn(turn_id, f"I cannot answer right now: {exc}")
+        return
+    outcome = run_turn(env, turn_id)
     log.info("turn %s: %s%s", turn_id, outcome.outcome, f" ({outcome.status})" if outcome.status else "")
     if outcome.outcome == "busy" and waits < MAX_WAITS:
         # Another attempt holds the lease. If it dies, this look after its lease ends takes the turn over.

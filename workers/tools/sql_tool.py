@@ -60,7 +60,7 @@ def _cell(value: Any) -> str:
 
 def result_text(outcome: SqlOutcome, limits: SqlLimits) -> str:
     if outcome.error is not None:
-        return outcome.error if outcome.error.startswith(outcome.status) else f"{outcome.status}: {outcome.error}"
+        return outcome.error  # already says what kind of problem it is: "refused:", "no permission:", "error:"...
     lines = [" | ".join(outcome.columns)]
     used = len(lines[0])
     shown = 0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,7 @@ from sqlalchemy import func, select
 
 from core.store.models import OutboxMessage, Round
 from tests.fakes.model_server import Call, Exchange, FakeModelServer, Say, Slow, Step
+from tests.support import REPO
 from tests.workers.turns.conftest import TurnWorld
 from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
 from tests.workers.turns.worker_support import enqueue, flush_broker, running_worker, wait_until, worker_environment
@@ -100,3 +104,44 @@ def test_a_job_delivered_twice_runs_the_turn_once(
     assert stored["attempts"] == 1
     assert len(fake_anthropic.requests) == 1
     assert _answers_recorded(turn_world, turn_id) == 1
+
+
+def test_ask_hands_the_turn_to_a_worker_when_redis_is_set(
+    turn_world: TurnWorld, fake_anthropic: FakeModelServer, tmp_path: Path
+) -> None:
+    fake_anthropic.script([Call("list_tables", {"database": "erp", "pattern": "ORD*"}), Say("ORD_MST holds orders.")])
+    flush_broker()
+    env = worker_environment(turn_world, fake_anthropic)
+    with running_worker(env, tmp_path / "worker.log"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "tablescout", "ask", "Which table holds orders?", "--json"],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout)
+    assert data["status"] == "answered"
+    assert data["answer"] == "ORD_MST holds orders."
+    assert data["rounds"] == 2
+    assert "in this process" not in proc.stderr
+    assert "Task tablescout.turns.run" in (tmp_path / "worker.log").read_text()
+
+
+def test_a_worker_without_a_model_fails_the_turn_with_the_reason(
+    turn_world: TurnWorld, fake_anthropic: FakeModelServer, tmp_path: Path
+) -> None:
+    flush_broker()
+    env = worker_environment(turn_world, fake_anthropic)
+    del env["TABLESCOUT_MODEL"]
+    turn_id = turn_world.submit("How many orders?", thread="T_NO_MODEL")
+    with running_worker(env, tmp_path / "worker.log"):
+        enqueue(turn_id)
+        wait_until(lambda: _finished(turn_world, turn_id), 60, "the failed turn")
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "failed"
+    assert "no model is configured" in stored["answer"]
+    assert fake_anthropic.requests == []
