@@ -40,7 +40,9 @@ class Settings(BaseSettings):
     worker_visibility_timeout_s: int = Field(4200, ge=30)  # broker redelivers an unacknowledged job after this
     embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
-    slack_api_url: str | None = None
+    slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
+    graph_api_url: str = "https://graph.microsoft.com/v1.0"  # Microsoft Graph, for Entra group membership
+    entra_login_url: str = "https://login.microsoftonline.com"  # Entra ID token authority (client credentials)
     teams_app_id: str | None = None
     teams_app_password: SecretStr | None = None
     teams_tenant_id: str | None = None
