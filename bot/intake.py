@@ -1,0 +1,112 @@
+"""From a chat event to a stored turn (SPEC §8): deduplicated by event id, stored with its job in one transaction.
+
+An adapter calls `accept` inside the transaction it commits before acknowledging the platform, so a message is
+never acknowledged without being stored, and a platform's redelivery of a stored event finds it and does nothing.
+A redelivery of an event whose first delivery was never stored (the transaction failed) is processed normally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from bot.messages import parse_message
+from core.store.models import OutboxMessage, ProcessedEvent
+from core.store.repositories import sources as source_repo
+from core.store.repositories import turns as turn_repo
+
+TURN_TASK = "tablescout.turns.run"
+EMPTY_NOTE = 'Say what to remember after "remember this:", for example "remember this: ORD_MST_BAK is a stale copy".'
+EMPTY_QUESTION = "Ask me a business question, for example: how many orders shipped to Busan last month?"
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    """A chat message as an adapter received it; ids are the platform's own."""
+
+    platform: str  # "slack" or "teams"
+    event_id: str  # Slack event_id, Teams activity id: the deduplication key
+    workspace_id: str
+    channel_id: str
+    thread_id: str  # the thread the answer goes to (Slack thread_ts, else the message ts)
+    user_id: str
+    text: str
+    private: bool  # a direct message: the conversation is the user's alone
+    bot_user_id: str | None = None
+    bot_name: str | None = None
+    reference: dict[str, Any] | None = None  # what the adapter needs to reply later (Teams conversation reference)
+    remember: bool = False  # the "Remember this" message shortcut: the whole text is the note
+
+
+@dataclass(frozen=True)
+class Accepted:
+    turn_id: int | None
+    duplicate: bool = False
+    reply: str | None = None  # an immediate answer when the message needs no turn (nothing to ask or remember)
+
+
+def _labels(session: Session) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for source in source_repo.all_sources(session):
+        labels[source.name.lower()] = source.name
+        labels.update({alias.lower(): source.name for alias in source.aliases})
+    return labels
+
+
+def accept(session: Session, message: IncomingMessage) -> Accepted:
+    """Store the message as a turn and its job (or recognise a redelivery); the caller commits, then acknowledges."""
+    first = session.execute(
+        insert(ProcessedEvent)
+        .values(platform=message.platform, event_id=message.event_id)
+        .on_conflict_do_nothing(index_elements=["platform", "event_id"])
+        .returning(ProcessedEvent.event_id)
+    ).first()
+    if first is None:
+        earlier = session.scalar(
+            select(ProcessedEvent.turn_id).where(
+                ProcessedEvent.platform == message.platform, ProcessedEvent.event_id == message.event_id
+            )
+        )
+        return Accepted(turn_id=earlier, duplicate=True)
+    parsed = parse_message(
+        message.text, labels=_labels(session), bot_user_id=message.bot_user_id, bot_name=message.bot_name
+    )
+    remember = parsed.remember or message.remember
+    if remember:
+        knowledge = parsed.note_text if parsed.remember else parsed.text
+        if not knowledge or not knowledge.strip():
+            return Accepted(turn_id=None, reply=EMPTY_NOTE)
+        question = knowledge.strip()
+    else:
+        question = parsed.text.strip()
+        if not question:
+            return Accepted(turn_id=None, reply=EMPTY_QUESTION)
+    conversation = turn_repo.conversation(
+        session,
+        platform=message.platform,
+        workspace_id=message.workspace_id,
+        channel_id=message.channel_id,
+        thread_id=message.thread_id,
+        private=message.private,
+        reference=message.reference,
+    )
+    turn = turn_repo.create_turn(
+        session,
+        conversation.id,
+        user_platform=message.platform,
+        user_id=message.user_id,
+        question=question,
+        pins=parsed.pins,
+        intent="note" if remember else "question",
+    )
+    session.add(OutboxMessage(turn_id=turn.id, kind="job", payload={"task": TURN_TASK, "turn_id": turn.id}))
+    session.execute(
+        update(ProcessedEvent)
+        .where(ProcessedEvent.platform == message.platform, ProcessedEvent.event_id == message.event_id)
+        .values(turn_id=turn.id)
+    )
+    return Accepted(turn_id=turn.id)
