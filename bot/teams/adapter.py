@@ -1,0 +1,414 @@
+"""The Bot Framework side of Teams: the adapter, reading inbound activities, and proactive replies.
+
+The only module that imports botbuilder/botframework (SPEC §1).
+
+Inbound. `build_adapter(settings, testing=...)` makes a botbuilder `CloudAdapter` whose authentication comes from
+the settings: the app id, password and (for a single-tenant bot) tenant. Every inbound activity's JWT is validated
+against the Bot Framework's signing keys whenever an app id is configured; without an app id the adapter is only
+built in testing mode, where it accepts unauthenticated activities (the Bot Framework Emulator's mode), so an
+installation can never run with validation silently off. `process_inbound(adapter, body, auth_header, on_message)`
+authenticates one request (any failure becomes `PermissionError`, which the HTTP route answers with 401), runs
+the adapter's turn and hands a message activity to `on_message` as a plain `TeamsMessage`: the text with the bot's
+own mention removed, the ids needed to deduplicate and thread it, and the serialized conversation reference to
+store for the reply.
+
+Outbound. `TeamsPoster` replies later, from a worker, through the stored reference (`continue_conversation`
+against the reference's service URL; inside it the connector client's conversation operations are called directly,
+so a reply goes to the stored message rather than to the synthetic continuation activity): one status message,
+updated in place as rounds progress, then updated into the Adaptive Card answer (or, when no status message is
+known, the answer sent as a new reply). Throttling and
+gateway errors (429, 412, 502, 504) are retried up to four tries with exponential backoff and full jitter,
+honouring Retry-After, with this rule against duplicates:
+- an update (PUT of a known activity id) is idempotent and is retried on those statuses and on transport errors;
+- a send (POST of a new activity) is retried after 429 and 412, which the connector returns before it creates
+  anything; after 502, 504 or a transport error the connector may already have created the message, so the send is
+  not repeated and `TeamsDeliveryError.maybe_delivered` is set. A caller that holds a status activity therefore gets
+  at most one answer, and one without gets at most one answer too, at the price of reporting an uncertain send.
+The SDK's own HTTP retry (which would repeat a POST) is switched off on every connector client used here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botbuilder.core import TurnContext  # type: ignore[import-untyped]
+from botbuilder.integration.aiohttp import (  # type: ignore[import-untyped]
+    CloudAdapter,
+    ConfigurationBotFrameworkAuthentication,
+)
+from botbuilder.schema import (  # type: ignore[import-untyped]
+    Activity,
+    ActivityTypes,
+    Attachment,
+    ConversationReference,
+    ErrorResponseException,
+)
+from msrest.exceptions import ClientRequestError
+
+from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
+from core.errors import ConfigError, TablescoutError
+from core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 412, 502, 504})
+REFUSED_BEFORE_CREATE = frozenset({429, 412})  # the connector created nothing: a send may be repeated
+MAX_TRIES = 4
+MAX_RETRY_AFTER_S = 30.0
+
+_MESSAGE_ID = re.compile(r";messageid=(?P<id>[^;]+)")
+_SPACES = re.compile(r"[ \t\u00a0]+")
+
+
+class TeamsDeliveryError(TablescoutError):
+    """A message could not be posted to or updated in Teams.
+
+    `status_code` is the connector's HTTP status (None for a transport error); `maybe_delivered` is True when a
+    send failed in a way that does not tell whether Teams created the message, so repeating it could duplicate it.
+    """
+
+    def __init__(self, message: str, *, status_code: int | None = None, maybe_delivered: bool = False) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.maybe_delivered = maybe_delivered
+
+
+@dataclass(frozen=True)
+class TeamsMessage:
+    """A Teams message activity, as plain data for storing a turn.
+
+    `text` has the bot's mention removed (other markup, such as other people's `<at>` tags, stays for
+    `bot.messages.parse_message`); `reference` is the JSON-ready conversation reference for the reply.
+    """
+
+    activity_id: str
+    conversation_id: str
+    thread_id: str | None
+    personal: bool
+    user_id: str
+    user_aad_object_id: str | None
+    user_name: str | None
+    tenant_id: str | None
+    text: str
+    raw_text: str
+    reference: dict[str, Any]
+
+
+class _AdapterConfig:
+    """The attribute names botbuilder's ConfigurationBotFrameworkAuthentication reads."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.APP_ID = settings.teams_app_id or ""
+        self.APP_PASSWORD = settings.teams_app_password.get_secret_value() if settings.teams_app_password else ""
+        self.APP_TENANTID = settings.teams_tenant_id or ""
+        self.APP_TYPE = "SingleTenant" if self.APP_TENANTID else "MultiTenant"
+
+
+def build_adapter(settings: Settings, *, testing: bool) -> Any:
+    """A botbuilder CloudAdapter for `settings`; ConfigError when inbound validation could not be on.
+
+    Outside testing an app id and its password are required (the JWT of every inbound activity is then validated);
+    in testing mode an empty app id gives an adapter that accepts unauthenticated activities.
+    """
+    config = _AdapterConfig(settings)
+    if not config.APP_ID and not testing:
+        raise ConfigError(
+            "Teams needs TABLESCOUT_TEAMS_APP_ID (and TABLESCOUT_TEAMS_APP_PASSWORD): without an app id inbound "
+            "activities could not be authenticated, so the Teams adapter is not started"
+        )
+    if config.APP_ID and not config.APP_PASSWORD:
+        raise ConfigError("TABLESCOUT_TEAMS_APP_ID is set but TABLESCOUT_TEAMS_APP_PASSWORD is empty")
+    try:
+        authentication = ConfigurationBotFrameworkAuthentication(config)
+    except Exception as exc:  # botbuilder raises bare Exception for an incomplete configuration
+        raise ConfigError(f"invalid Teams app configuration: {exc}") from exc
+    return CloudAdapter(authentication)
+
+
+def parse_activity(body: Mapping[str, Any]) -> Any:
+    """A botbuilder Activity from the JSON body of an inbound request."""
+    return Activity().deserialize(dict(body))
+
+
+def mention_text(activity: Any, bot_id: str) -> str:
+    """The activity's text without the mention of `bot_id`, whitespace tidied; other mentions are kept."""
+    text = str(activity.text or "")
+    for mention in TurnContext.get_mentions(activity):
+        props = mention.additional_properties or {}
+        mentioned = props.get("mentioned") or {}
+        if mentioned.get("id") != bot_id:
+            continue
+        tag = props.get("text") or f"<at>{mentioned.get('name') or ''}</at>"
+        text = text.replace(tag, " ")
+    lines = [_SPACES.sub(" ", line).strip() for line in text.replace("\r\n", "\n").split("\n")]
+    return "\n".join(lines).strip()
+
+
+def activity_id(activity: Any) -> str:
+    return str(activity.id or "")
+
+
+def conversation_id(activity: Any) -> str:
+    """The conversation id without a channel thread's `;messageid=` suffix."""
+    raw = str(activity.conversation.id if activity.conversation else "")
+    return raw.split(";", 1)[0]
+
+
+def thread_id(activity: Any) -> str | None:
+    """The id of the channel thread's root message: from the conversation id, else the activity replied to."""
+    raw = str(activity.conversation.id if activity.conversation else "")
+    found = _MESSAGE_ID.search(raw)
+    if found:
+        return found.group("id")
+    return str(activity.reply_to_id) if activity.reply_to_id else None
+
+
+def user_aad_object_id(activity: Any) -> str | None:
+    sender = activity.from_property
+    return str(sender.aad_object_id) if sender is not None and sender.aad_object_id else None
+
+
+def is_personal(activity: Any) -> bool:
+    """True for a one-to-one chat with the bot."""
+    conversation = activity.conversation
+    return conversation is not None and conversation.conversation_type == "personal"
+
+
+def conversation_reference(activity: Any) -> dict[str, Any]:
+    """The JSON-ready conversation reference of an inbound activity; replies go to its thread."""
+    reference = TurnContext.get_conversation_reference(activity)
+    serialized: dict[str, Any] = reference.serialize()
+    return serialized
+
+
+def _tenant_id(activity: Any) -> str | None:
+    conversation = activity.conversation
+    if conversation is not None and conversation.tenant_id:
+        return str(conversation.tenant_id)
+    data = activity.channel_data if isinstance(activity.channel_data, Mapping) else {}
+    tenant = data.get("tenant") or {}
+    return str(tenant["id"]) if isinstance(tenant, Mapping) and tenant.get("id") else None
+
+
+def teams_message(activity: Any) -> TeamsMessage:
+    """The plain data of a message activity."""
+    sender = activity.from_property
+    bot_id = str(activity.recipient.id) if activity.recipient is not None else ""
+    return TeamsMessage(
+        activity_id=activity_id(activity),
+        conversation_id=conversation_id(activity),
+        thread_id=thread_id(activity),
+        personal=is_personal(activity),
+        user_id=str(sender.id) if sender is not None else "",
+        user_aad_object_id=user_aad_object_id(activity),
+        user_name=str(sender.name) if sender is not None and sender.name else None,
+        tenant_id=_tenant_id(activity),
+        text=mention_text(activity, bot_id),
+        raw_text=str(activity.text or ""),
+        reference=conversation_reference(activity),
+    )
+
+
+async def process_inbound(
+    adapter: Any,
+    body: Mapping[str, Any],
+    auth_header: str,
+    on_message: Callable[[TeamsMessage], Awaitable[None]],
+) -> TeamsMessage | None:
+    """Authenticate and run one inbound activity; a message activity goes to `on_message`.
+
+    Returns the message handed on (None for other activity types, such as conversation updates). Raises
+    PermissionError when the request is not authenticated (missing, malformed, wrongly issued or unverifiable
+    token) and ValueError when the body is not an activity; errors from `on_message` propagate unchanged.
+    """
+    try:
+        activity = parse_activity(body)
+    except Exception as exc:  # msrest raises its own DeserializationError
+        raise ValueError(f"not a Bot Framework activity: {exc}") from exc
+    if not activity.type or activity.conversation is None or not activity.service_url:
+        raise ValueError("not a Bot Framework activity: type, conversation and serviceUrl are required")
+    try:
+        authenticated = await adapter.bot_framework_authentication.authenticate_request(activity, auth_header or "")
+    except Exception as exc:
+        log.info("Teams activity refused: %s", exc)
+        raise PermissionError(f"Teams activity not authenticated: {exc}") from exc
+    handed: list[TeamsMessage] = []
+
+    async def logic(turn_context: Any) -> None:
+        incoming = turn_context.activity
+        if incoming.type == ActivityTypes.message:
+            message = teams_message(incoming)
+            handed.append(message)
+            await on_message(message)
+
+    await adapter.process_activity(authenticated, activity, logic)
+    return handed[0] if handed else None
+
+
+class TeamsPoster:
+    """Proactive replies into stored Teams conversations: status messages and the Adaptive Card answer."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        testing: bool = False,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+    ) -> None:
+        self._adapter = build_adapter(settings, testing=testing)
+        self._app_id = settings.teams_app_id or ""
+        self._backoff_base_s = backoff_base_s
+        self._backoff_max_s = backoff_max_s
+
+    async def post_status(self, reference: Mapping[str, Any], text: str) -> str:
+        """Send a status message as a reply in the referenced conversation; its activity id."""
+        return await self._send(reference, Activity(type=ActivityTypes.message, text=status_text(text)))
+
+    async def update_status(self, reference: Mapping[str, Any], activity_id: str, text: str) -> None:
+        """Replace the text of status message `activity_id`."""
+        await self._update(reference, activity_id, Activity(type=ActivityTypes.message, text=status_text(text)))
+
+    async def post_answer(
+        self, reference: Mapping[str, Any], status_activity_id: str | None, payload: Mapping[str, Any]
+    ) -> str:
+        """Show the answer card: the status message becomes it when known, else it is sent as a new reply."""
+        activity = Activity(
+            type=ActivityTypes.message,
+            text="",
+            summary=answer_summary(payload),
+            attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(payload))))],
+        )
+        if status_activity_id:
+            await self._update(reference, status_activity_id, activity)
+            return status_activity_id
+        return await self._send(reference, activity)
+
+    async def _send(self, reference: Mapping[str, Any], activity: Any) -> str:
+        """POST the activity as a reply to the referenced message (or into the conversation when there is none)."""
+        parsed = _parse_reference(reference)
+        sent: list[str] = []
+
+        async def callback(turn_context: Any) -> None:
+            connector = self._connector(turn_context)
+            outgoing = _addressed(activity, parsed)
+            conversation = parsed.conversation.id
+            if parsed.activity_id:
+                outgoing.reply_to_id = parsed.activity_id
+                response = await connector.conversations.reply_to_activity(conversation, parsed.activity_id, outgoing)
+            else:
+                response = await connector.conversations.send_to_conversation(conversation, outgoing)
+            sent.append(str(response.id) if response is not None and response.id else "")
+
+        await self._with_retries(parsed, callback, idempotent=False, what="send")
+        if not sent[-1]:
+            raise TeamsDeliveryError("Teams accepted the message but returned no activity id", maybe_delivered=True)
+        return sent[-1]
+
+    async def _update(self, reference: Mapping[str, Any], activity_id: str, activity: Any) -> None:
+        """PUT the activity over message `activity_id` (idempotent)."""
+        parsed = _parse_reference(reference)
+
+        async def callback(turn_context: Any) -> None:
+            connector = self._connector(turn_context)
+            outgoing = _addressed(activity, parsed)
+            outgoing.id = activity_id
+            await connector.conversations.update_activity(parsed.conversation.id, activity_id, outgoing)
+
+        await self._with_retries(parsed, callback, idempotent=True, what=f"update of {activity_id}")
+
+    def _connector(self, turn_context: Any) -> Any:
+        """This turn's connector client, with msrest's HTTP retry off: TeamsPoster decides what may be repeated."""
+        client = turn_context.turn_state.get(self._adapter.BOT_CONNECTOR_CLIENT_KEY)
+        if client is None:
+            raise TeamsDeliveryError("the Bot Framework adapter gave no connector client for the conversation")
+        policy = client.config.retry_policy
+        policy.retries = 0
+        policy.policy.status_forcelist = frozenset()
+        policy.policy.respect_retry_after_header = False
+        return client
+
+    async def _with_retries(
+        self,
+        parsed: Any,
+        callback: Callable[[Any], Awaitable[None]],
+        *,
+        idempotent: bool,
+        what: str,
+    ) -> None:
+        for attempt in range(1, MAX_TRIES + 1):
+            try:
+                await self._adapter.continue_conversation(parsed, callback, self._app_id)
+                return
+            except ErrorResponseException as exc:
+                status = _status_of(exc)
+                repeatable = status in (RETRY_STATUSES if idempotent else REFUSED_BEFORE_CREATE)
+                if not repeatable or attempt == MAX_TRIES:
+                    raise TeamsDeliveryError(
+                        f"Teams refused the {what} (HTTP {status}) after {attempt} tries",
+                        status_code=status,
+                        maybe_delivered=not idempotent and status not in REFUSED_BEFORE_CREATE,
+                    ) from exc
+                delay = self._delay(attempt, _retry_after(exc))
+            except ClientRequestError as exc:
+                if not idempotent or attempt == MAX_TRIES:
+                    raise TeamsDeliveryError(
+                        f"Teams could not be reached for the {what}: {exc}", maybe_delivered=not idempotent
+                    ) from exc
+                delay = self._delay(attempt, None)
+            log.info("Teams %s: retrying in %.2f s (try %d of %d)", what, delay, attempt + 1, MAX_TRIES)
+            await asyncio.sleep(delay)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Full-jitter exponential backoff, never sooner than the server's Retry-After."""
+        ceiling = min(self._backoff_max_s, self._backoff_base_s * 2 ** (attempt - 1))
+        jittered = random.uniform(0, ceiling)  # noqa: S311 - jitter, not security
+        return max(jittered, min(retry_after, MAX_RETRY_AFTER_S)) if retry_after is not None else jittered
+
+
+def _parse_reference(reference: Mapping[str, Any]) -> Any:
+    try:
+        parsed = ConversationReference().deserialize(dict(reference))
+    except Exception as exc:
+        raise TeamsDeliveryError(f"stored Teams conversation reference is unreadable: {exc}") from exc
+    if parsed.conversation is None or not parsed.service_url:
+        raise TeamsDeliveryError("stored Teams conversation reference lacks its conversation or service URL")
+    return parsed
+
+
+def _attachment_fields(attachment: Mapping[str, Any]) -> dict[str, Any]:
+    return {"content_type": attachment["contentType"], "content": attachment["content"]}
+
+
+def _addressed(activity: Any, reference: Any) -> Any:
+    """A copy of `activity` addressed from the bot to the referenced conversation."""
+    outgoing = copy.copy(activity)
+    outgoing.channel_id = reference.channel_id
+    outgoing.service_url = reference.service_url
+    outgoing.conversation = reference.conversation
+    outgoing.from_property = reference.bot
+    outgoing.recipient = reference.user
+    return outgoing
+
+
+def _status_of(exc: Any) -> int | None:
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    return int(status) if status is not None else None
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
