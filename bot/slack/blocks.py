@@ -1,0 +1,292 @@
+"""Block Kit rendering of what tablescout posts in Slack: the status message shown while a turn runs, and the answer
+that replaces it (the short answer, each SQL in a code block, a small aligned result table, the tables used with a
+note for copies used on purpose, notes saved) with its plain-text fallback for notifications.
+
+Pure: no SDK, no I/O. Slack's limits hold for every message rendered here: a section's text is at most 3000
+characters, a message has at most 50 blocks, and whatever is cut says so.
+
+The answer payload is the outbox "answer" payload the turn engine writes:
+`{"status", "answer", "rounds", "tables_used": ["db.TABLE"], "sql": [{"database", "sql", "columns", "rows",
+"truncated", "error"}], "notes_saved": ["db.TABLE"]}`, optionally with `"copies_used": ["db.TABLE_BAK"]` naming
+tables among those used that are copies of a live table, used on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from bot.slack.results import TABLE_COLUMNS, TABLE_ROWS, cell_text, needs_file, succeeded
+
+SECTION_LIMIT = 3000  # characters of mrkdwn in one section or context element
+MAX_BLOCKS = 50  # blocks in one message
+FALLBACK_LIMIT = 3000  # characters of the notification text (Slack allows more; a notification needs less)
+ANSWER_SECTIONS = 6  # sections the answer text may take before it is cut
+CELL_WIDTH = 24  # display columns of one result-table cell
+FENCE = "```"
+STATUS_EMOJI = ":hourglass_flowing_sand:"
+NO_ANSWER = "I have no answer to show."
+
+
+@dataclass(frozen=True)
+class SlackMessage:
+    """A message to post: `text` is the notification fallback, `blocks` what Slack shows."""
+
+    text: str
+    blocks: list[dict[str, Any]]
+
+
+# --- text -----------------------------------------------------------------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters escaped, so user and database text never becomes a mention or link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+
+
+def mrkdwn(text: str) -> str:
+    """A model's Markdown answer as Slack mrkdwn: escaped, `**bold**` and `# headings` bold, `[text](url)` links."""
+    out = escape(text)
+    out = _HEADING.sub(r"*\1*", out)
+    out = _BOLD.sub(r"*\1*", out)
+    return _LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", out)
+
+
+def cut(text: str, limit: int, note: str = "…") -> str:
+    """`text` within `limit` characters, ending in `note` when cut; never splits an escape like `&amp;`."""
+    if len(text) <= limit:
+        return text
+    keep = text[: max(0, limit - len(note))]
+    amp = keep.rfind("&")
+    if amp != -1 and ";" not in keep[amp:] and len(keep) - amp <= 5:
+        keep = keep[:amp]
+    return keep + note
+
+
+def display_width(text: str) -> int:
+    """Columns `text` takes in a monospace font: East Asian wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 0 if unicodedata.combining(ch) else 1 for ch in text)
+
+
+def _fit_width(text: str, width: int) -> str:
+    if display_width(text) <= width:
+        return text
+    out = ""
+    for ch in text:
+        if display_width(out + ch) > width - 1:
+            break
+        out += ch
+    return out + "…"
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    gap = " " * (width - display_width(text))
+    return gap + text if right else text + gap
+
+
+def _chunks(text: str, limit: int) -> list[str]:
+    """`text` in pieces of at most `limit` characters, split at line ends; a code fence open at a split is closed
+    there and reopened in the next piece."""
+    room = limit - 2 * (len(FENCE) + 1)
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    in_fence = False
+    fence_at_start = False
+
+    def flush() -> None:
+        nonlocal current, size, fence_at_start
+        if not current:
+            return
+        body = "\n".join(current)
+        if fence_at_start:
+            body = FENCE + "\n" + body
+        if in_fence:
+            body += "\n" + FENCE
+        pieces.append(body)
+        current, size, fence_at_start = [], 0, in_fence
+
+    for line in text.split("\n"):
+        while len(line) > room:  # a single line longer than a piece
+            flush()
+            current, size = [line[:room]], room
+            line = line[room:]
+        if size + len(line) + 1 > room:
+            flush()
+        current.append(line)
+        size += len(line) + 1
+        if line.lstrip().startswith(FENCE) and line.strip().count(FENCE) % 2 == 1:
+            in_fence = not in_fence
+    flush()
+    return pieces
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": cut(text, SECTION_LIMIT)}}
+
+
+def _context(*texts: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": cut(t, SECTION_LIMIT)} for t in texts[:10]]}
+
+
+def _code(text: str, limit: int, what: str) -> str:
+    """`text` (already escaped) as a code block within `limit` characters, cut with a note saying what was cut."""
+    fenced = f"{FENCE}{text}{FENCE}"
+    if len(fenced) <= limit:
+        return fenced
+    hidden = len(text)
+    note = f"\n… ({what} cut here, {{}} more characters)"
+    body = cut(text, limit - len(FENCE) * 2 - len(note) - 8, "")
+    return f"{FENCE}{body}{note.format(hidden - len(body))}{FENCE}"
+
+
+# --- status ---------------------------------------------------------------------------------------------------------
+
+
+def status_blocks(text: str) -> list[dict[str, Any]]:
+    """The status message's blocks ("Searching tables…"): one small grey line."""
+    return [_context(f"{STATUS_EMOJI} {escape(text.strip() or 'Working…')}")]
+
+
+def status_message(text: str) -> SlackMessage:
+    return SlackMessage(text=cut(escape(text.strip() or "Working…"), FALLBACK_LIMIT), blocks=status_blocks(text))
+
+
+# --- answer ---------------------------------------------------------------------------------------------------------
+
+
+def result_table(columns: list[Any], rows: list[list[Any]]) -> str:
+    """The first `TABLE_ROWS` rows and `TABLE_COLUMNS` columns, aligned for a monospace font (numbers right)."""
+    shown_columns = [str(c) for c in columns[:TABLE_COLUMNS]]
+    width = len(shown_columns)
+    shown_rows = [(list(row[:width]) + [None] * width)[:width] for row in rows[:TABLE_ROWS]]
+    numeric = [
+        all(isinstance(r[i], int | float) and not isinstance(r[i], bool) for r in shown_rows if r[i] is not None)
+        and any(r[i] is not None for r in shown_rows)
+        for i in range(len(shown_columns))
+    ]
+    header = [_fit_width(c, CELL_WIDTH) for c in shown_columns]
+    body = [[_fit_width(cell_text(v), CELL_WIDTH) for v in row] for row in shown_rows]
+    widths = [max([display_width(header[i])] + [display_width(r[i]) for r in body]) for i in range(len(header))]
+    lines = [
+        "  ".join(_pad(h, widths[i], numeric[i]) for i, h in enumerate(header)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(_pad(v, widths[i], numeric[i]) for i, v in enumerate(r)).rstrip() for r in body]
+    return "\n".join(lines)
+
+
+def _result_note(run: dict[str, Any]) -> str:
+    rows = run.get("rows") or []
+    columns = run.get("columns") or []
+    if not rows:
+        return "No rows." if not run.get("truncated") else "No rows were fetched."
+    parts = []
+    if len(rows) > TABLE_ROWS or len(columns) > TABLE_COLUMNS:
+        shown = f"Showing {min(len(rows), TABLE_ROWS)} of {len(rows)} rows"
+        if len(columns) > TABLE_COLUMNS:
+            shown += f" and {TABLE_COLUMNS} of {len(columns)} columns"
+        parts.append(shown + ".")
+    else:
+        parts.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''}.")
+    if run.get("truncated"):
+        parts.append(f"The result was truncated: more rows exist than the {len(rows)} fetched.")
+    if needs_file(run):
+        parts.append("The fetched rows are attached as a CSV file.")
+    return " ".join(parts)
+
+
+def _sql_blocks(run: dict[str, Any]) -> list[dict[str, Any]]:
+    database = escape(str(run.get("database") or "?"))
+    failed = not succeeded(run)
+    title = f"SQL on *{database}*" + (" (failed)" if failed else "") + ":\n"
+    sql = _code(escape(str(run.get("sql") or "").strip()), SECTION_LIMIT - len(title), "SQL")
+    blocks = [_section(title + sql)]
+    if failed:
+        blocks.append(_context(f"Error: {escape(str(run.get('error')))}"))
+        return blocks
+    columns = run.get("columns") or []
+    rows = run.get("rows") or []
+    if rows:
+        table = escape(result_table(columns, rows))
+        while len(table) + 2 * len(FENCE) > SECTION_LIMIT and "\n" in table:
+            table = table.rsplit("\n", 1)[0]  # wide cells full of escapes: show fewer rows
+        blocks.append(_section(f"{FENCE}{table}{FENCE}"))
+    blocks.append(_context(_result_note(run)))
+    return blocks
+
+
+def _answer_sections(answer: str) -> list[dict[str, Any]]:
+    pieces = _chunks(mrkdwn(answer.strip() or NO_ANSWER), SECTION_LIMIT)
+    if len(pieces) > ANSWER_SECTIONS:
+        pieces = pieces[:ANSWER_SECTIONS]
+        pieces[-1] = cut(pieces[-1], SECTION_LIMIT - 40, "") + "\n… (answer shortened)"
+    return [_section(p) for p in pieces]
+
+
+def _footer(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = []
+    tables = [str(t) for t in payload.get("tables_used") or []]
+    copies = [str(t) for t in payload.get("copies_used") or []]
+    if tables:
+        texts = ["Tables used: " + ", ".join(escape(t) for t in tables)]
+        if copies:
+            names = ", ".join(escape(t) for t in copies)
+            verb = "is a copy" if len(copies) == 1 else "are copies"
+            texts.append(f":warning: {names} {verb} of a live table, used on purpose.")
+        blocks.append(_context(*texts))
+    notes = [str(t) for t in payload.get("notes_saved") or []]
+    if notes:
+        blocks.append(_context(":memo: Note saved on " + ", ".join(escape(t) for t in notes) + "."))
+    return blocks
+
+
+def _choose_runs(runs: list[dict[str, Any]], budget: int) -> set[int]:
+    """Which SQL runs fit in `budget` blocks: the latest successful ones first, then the latest failed ones."""
+    order = [i for i in reversed(range(len(runs))) if succeeded(runs[i])]
+    order += [i for i in reversed(range(len(runs))) if not succeeded(runs[i])]
+    chosen: set[int] = set()
+    for i in order:
+        size = len(_sql_blocks(runs[i]))
+        if size <= budget:
+            chosen.add(i)
+            budget -= size
+    return chosen
+
+
+def answer_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's blocks, at most `MAX_BLOCKS`: answer text, SQL and results, tables used, notes saved."""
+    head = _answer_sections(str(payload.get("answer") or ""))
+    foot = _footer(payload)
+    runs = [r for r in payload.get("sql") or [] if isinstance(r, dict)]
+    budget = MAX_BLOCKS - len(head) - len(foot)
+    total = sum(len(_sql_blocks(r)) for r in runs)
+    chosen = set(range(len(runs))) if total <= budget else _choose_runs(runs, budget - 1)
+    middle: list[dict[str, Any]] = []
+    for i, run in enumerate(runs):
+        if i in chosen:
+            middle += _sql_blocks(run)
+    left_out = len(runs) - len(chosen)
+    if left_out:
+        middle.append(_context(f"{left_out} more SQL statement{'s' if left_out != 1 else ''} not shown here."))
+    return head + middle + foot
+
+
+def answer_text(payload: dict[str, Any]) -> str:
+    """The notification fallback: the answer text (or what the notes confirm), plain and short."""
+    answer = str(payload.get("answer") or "").strip()
+    if not answer and payload.get("notes_saved"):
+        answer = "Note saved on " + ", ".join(str(t) for t in payload["notes_saved"]) + "."
+    return cut(escape(answer or NO_ANSWER), FALLBACK_LIMIT)
+
+
+def answer_message(payload: dict[str, Any]) -> SlackMessage:
+    """The message that replaces the status message once the turn has answered."""
+    return SlackMessage(text=answer_text(payload), blocks=answer_blocks(payload))
