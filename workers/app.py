@@ -23,8 +23,9 @@ TURN_LIMIT_MARGIN_S = 30
 #: The broker waits this much longer than the longest hard limit before redelivering.
 VISIBILITY_MARGIN_S = 10
 TURN_TASK = "tablescout.turns.run"
+DIRECTORY_SYNC_TASK = "tablescout.directory.sync"
 ANALYSIS_TASKS = ("tablescout.catalog.analyze_source", "tablescout.catalog.analyze_all")
-TASK_MODULES = ["workers.tasks.analysis", "workers.tasks.turns"]
+TASK_MODULES = ["workers.tasks.analysis", "workers.tasks.turns", "workers.tasks.directory"]
 
 app = Celery("tablescout", include=TASK_MODULES)
 app.conf.update(
@@ -38,6 +39,7 @@ app.conf.update(
     accept_content=["json"],
     beat_schedule={
         "analyze-all-daily": {"task": "tablescout.catalog.analyze_all", "schedule": 24 * 3600.0},
+        "directory-sync-hourly": {"task": DIRECTORY_SYNC_TASK, "schedule": 3600.0},
     },
 )
 
