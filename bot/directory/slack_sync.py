@@ -1,5 +1,5 @@
-"""Slack user groups through the Web API (`usergroups.list`, `usergroups.users.list`); the one module that imports
-slack_sdk for the directory.
+"""Slack user groups through the Web API (`usergroups.list`, `usergroups.users.list`), read with
+`bot.slack.web.read_api`.
 
 The bot token needs the `usergroups:read` scope. Disabled groups are not listed, so their members lose the roles the
 group gave. Rate limits (HTTP 429) are waited out as Slack's Retry-After says, by the SDK's own retry handler;
@@ -9,29 +9,20 @@ neither method is paginated. Errors name the setting or the scope to fix and nev
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
-from slack_sdk.web import SlackResponse
 from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, apply_snapshot
+from bot.slack.web import SlackReadError, read_api
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
 SLACK_API_URL = "https://slack.com/api/"
-REQUEST_TIMEOUT_S = 30
 #: Consecutive 429 answers waited out for one call before the sync gives up.
 RATE_LIMIT_RETRIES = 5
 #: Slack's answers when the token itself is wrong, expired or of the wrong kind.
@@ -45,68 +36,42 @@ def slack_api_url(settings: Settings) -> str:
     return base if base.endswith("/") else base + "/"
 
 
-def web_client(settings: Settings) -> WebClient:
-    """A Web API client for the bot token, retrying connection errors, 5xx answers and rate limits."""
+def _token(settings: Settings) -> str:
     if settings.slack_bot_token is None:
         raise DirectorySyncError("SLACK_BOT_TOKEN is not set", platform=PLATFORM)
-    return WebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=slack_api_url(settings),
-        timeout=REQUEST_TIMEOUT_S,
-        retry_handlers=[
-            ConnectionErrorRetryHandler(max_retry_count=2),
-            ServerErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
-        ],
-    )
+    return settings.slack_bot_token.get_secret_value()
 
 
-def _describe(method: str, response: SlackResponse) -> str:
-    data: Any = response.data if isinstance(response.data, dict) else {}
-    error = str(data.get("error") or f"HTTP {response.status_code}")
+def _describe(method: str, failure: SlackReadError) -> str:
+    error = failure.error or ""
+    if failure.unreachable or not error:
+        return f"{failure} ({method})"
     if error in _TOKEN_ERRORS:
         return f"Slack refused SLACK_BOT_TOKEN ({error}) on {method}; set the Slack app's bot token (xoxb-...)"
     if error == "missing_scope":
-        needed = data.get("needed") or "usergroups:read"
+        needed = failure.data.get("needed") or "usergroups:read"
         return f"the Slack app lacks the scope {needed} (needed by {method}); add it and reinstall the app"
-    if response.status_code == 429 or error == "ratelimited":
+    if failure.status == 429 or error == "ratelimited":
         return f"Slack kept rate-limiting {method} after {RATE_LIMIT_RETRIES} retries; try again later"
     return f"Slack answered {method} with an error: {error}"
 
 
-def _call(client: WebClient, method: str, call: Callable[..., SlackResponse], **arguments: Any) -> dict[str, Any]:
+def _call(settings: Settings, method: str, **arguments: Any) -> dict[str, Any]:
     try:
-        response = call(**arguments)
-    except SlackApiError as exc:
-        raise DirectorySyncError(_describe(method, exc.response), platform=PLATFORM) from None
-    except (SlackClientError, OSError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        raise DirectorySyncError(
-            f"cannot reach the Slack Web API at {client.base_url} ({method}): {reason}", platform=PLATFORM
-        ) from None
-    except ValueError:
-        raise DirectorySyncError(
-            f"the Slack Web API at {client.base_url} answered {method} with something other than JSON",
-            platform=PLATFORM,
-        ) from None
-    data = response.data
-    if not isinstance(data, dict):
-        raise DirectorySyncError(f"the Slack Web API answered {method} with an unexpected body", platform=PLATFORM)
-    return data
+        return read_api(_token(settings), slack_api_url(settings), method, **arguments)
+    except SlackReadError as exc:
+        raise DirectorySyncError(_describe(method, exc), platform=PLATFORM) from None
 
 
 def fetch_slack_directory(settings: Settings) -> DirectorySnapshot:
     """Every enabled user group of the workspace with its members, read from the Web API (nothing is written)."""
-    client = web_client(settings)
-    listing = _call(client, "usergroups.list", client.usergroups_list, include_disabled=False, include_users=False)
+    listing = _call(settings, "usergroups.list", include_disabled=False, include_users=False)
     groups: list[GroupEntry] = []
     for group in listing.get("usergroups") or []:
         if group.get("date_delete"):  # disabled, should the API list it anyway
             continue
         group_id = str(group["id"])
-        members = _call(
-            client, "usergroups.users.list", client.usergroups_users_list, usergroup=group_id, include_disabled=False
-        )
+        members = _call(settings, "usergroups.users.list", usergroup=group_id, include_disabled=False)
         groups.append(
             GroupEntry(
                 group_id=group_id,

@@ -1,5 +1,5 @@
-"""The Slack Web API client of the outbound half: posting and updating the status message, replacing it with the
-answer, uploading result CSVs. The one module that imports `slack_sdk`.
+"""The Slack Web API client: posting and updating the status message, replacing it with the answer, uploading
+result CSVs, and the read calls directory sync makes (`read_api`). The one module that imports `slack_sdk`.
 
 Every call goes through `slack_sdk.WebClient` with retry handlers: HTTP 429 is retried after the Retry-After the
 answer names (up to `RATE_LIMIT_RETRIES` times), a dropped connection once more. A retried delivery never duplicates
@@ -17,7 +17,11 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from bot.slack.blocks import SlackMessage, answer_message, status_message
 from bot.slack.results import result_files
@@ -65,6 +69,52 @@ def web_client(token: str, api_url: str | None = None, *, timeout: int = TIMEOUT
             RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
         ],
     )
+
+
+class SlackReadError(TablescoutError):
+    """A read call failed: `error` is Slack's error code (None when Slack was not reached or answered no JSON),
+    `status` the HTTP status, `data` Slack's answer (never holds the token), `unreachable` when no answer came."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error: str | None = None,
+        status: int | None = None,
+        data: dict[str, Any] | None = None,
+        unreachable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.error = error
+        self.status = status
+        self.data = data or {}
+        self.unreachable = unreachable
+
+
+def read_api(token: str, api_url: str | None, method: str, **params: Any) -> dict[str, Any]:
+    """One read-only Web API call (e.g. `usergroups.list`), retried on connection errors, 5xx answers and 429s."""
+    client = web_client(token, api_url)
+    client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
+    try:
+        response = client.api_call(method, http_verb="GET", params=params)
+    except SlackApiError as exc:
+        data = exc.response.data if isinstance(exc.response.data, dict) else {}
+        error = str(data.get("error") or f"HTTP {exc.response.status_code}")
+        raise SlackReadError(
+            f"Slack answered {method} with {error}", error=error, status=exc.response.status_code, data=data
+        ) from None
+    except (SlackClientError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise SlackReadError(
+            f"cannot reach the Slack Web API at {client.base_url}: {reason}", unreachable=True
+        ) from None
+    except ValueError:
+        raise SlackReadError(
+            f"the Slack Web API at {client.base_url} answered {method} with something other than JSON"
+        ) from None
+    if not isinstance(response.data, dict):
+        raise SlackReadError(f"the Slack Web API answered {method} with an unexpected body")
+    return response.data
 
 
 class SlackPoster:

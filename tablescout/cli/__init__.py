@@ -7,7 +7,7 @@ import sys
 import typer
 
 from core.errors import TablescoutError
-from tablescout.cli import note_cmd, sample_cmd, source_cmd
+from tablescout.cli import directory_cmd, note_cmd, sample_cmd, source_cmd
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import ask, chat
 from tablescout.cli.card_cmd import card
@@ -34,6 +34,7 @@ app.command("ask")(ask)
 app.command("chat")(chat)
 app.command("demo")(demo)
 app.command("worker")(worker)
+app.add_typer(directory_cmd.app, name="directory")
 
 
 def main() -> None:
