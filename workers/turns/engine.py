@@ -233,3 +233,7 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
     except ModelError as exc:
         log.warning("turn %s: model error: %s", turn_id, exc)
         return _finish(env, run, "failed", f"I could not reach the model: {exc}", str(exc))
+    except Exception as exc:  # a fault of ours: the user gets an honest answer, the operator the traceback
+        log.exception("turn %s failed", turn_id)
+        answer = "Something went wrong on my side while answering; please ask again. The operator can see why."
+        return _finish(env, run, "failed", answer, f"{type(exc).__name__}: {exc}"[:2000])
