@@ -49,14 +49,6 @@ class Accepted:
     reply: str | None = None  # an immediate answer when the message needs no turn (nothing to ask or remember)
 
 
-def _labels(session: Session) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for source in source_repo.all_sources(session):
-        labels[source.name.lower()] = source.name
-        labels.update({alias.lower(): source.name for alias in source.aliases})
-    return labels
-
-
 def accept(session: Session, message: IncomingMessage) -> Accepted:
     """Store the message as a turn and its job (or recognise a redelivery); the caller commits, then acknowledges."""
     first = session.execute(
@@ -73,7 +65,7 @@ def accept(session: Session, message: IncomingMessage) -> Accepted:
         )
         return Accepted(turn_id=earlier, duplicate=True)
     parsed = parse_message(
-        message.text, labels=_labels(session), bot_user_id=message.bot_user_id, bot_name=message.bot_name
+        message.text, labels=source_repo.labels(session), bot_user_id=message.bot_user_id, bot_name=message.bot_name
     )
     remember = parsed.remember or message.remember
     if remember:

@@ -14,6 +14,25 @@ SPIDER = REPO.parent / "shared" / "bench" / "spider" / "database"
 MARIADB_SERVER = "mysql+pymysql://root@127.0.0.1:3306/"
 POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
+#: Roles for the sample ERP and billing databases: sales sees all but EMP_*, everyone else order/customer/code tables.
+SAMPLE_ROLES = """\
+roles:
+  sales:
+    grants:
+      - database: erp
+        deny: ["EMP_*"]
+      - database: billing
+  everyone:
+    grants:
+      - database: erp
+        allow: ["ORD_*", "CUST_*", "CODE_*"]
+groups:
+  - platform: slack
+    group: S_SALES
+    roles: [sales]
+default_role: everyone
+"""
+
 
 def isolated_settings(home: Path, **values: object) -> Settings:
     return Settings(home=home, **values)  # type: ignore[arg-type]

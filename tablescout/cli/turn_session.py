@@ -67,10 +67,7 @@ class ConsoleSession:
             raise ConfigError("the question is empty")
         platform, user_id = self.asker
         with self.store.transaction() as session:
-            labels = {}
-            for source in source_repo.all_sources(session):
-                labels[source.name.lower()] = source.name
-                labels.update({a.lower(): source.name for a in source.aliases})
+            labels = source_repo.labels(session)
             parsed = parse_message(text, labels=labels, bot_user_id=None)
             if parsed.remember and not parsed.note_text:
                 raise ConfigError('say what to remember after "remember this:", e.g. "remember this: X is a copy"')

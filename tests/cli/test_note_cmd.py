@@ -14,25 +14,9 @@ from core.store.embedded import EmbeddedServer
 from core.store.repositories import directory
 from tests.cli.conftest import Cli
 from tests.conftest import create_scratch_database
+from tests.support import SAMPLE_ROLES as ROLES
 from tests.support import isolated_settings
 
-ROLES = """\
-roles:
-  sales:
-    grants:
-      - database: erp
-        deny: ["EMP_*"]
-      - database: billing
-  everyone:
-    grants:
-      - database: erp
-        allow: ["ORD_*", "CUST_*", "CODE_*"]
-groups:
-  - platform: slack
-    group: S_SALES
-    roles: [sales]
-default_role: everyone
-"""
 NOTE_KEYS = {"id", "database", "tables", "text", "author", "private", "created_at", "edited_at"}
 SALES = "slack:U_SALES"
 GUEST = "slack:U_GUEST"

@@ -25,26 +25,9 @@ from search.encoders import BiEncoderReranker, shared_embedder
 from search.indexing import index_note
 from search.service import Encoders, SearchRequest, SearchResult, search_tables
 from tests.catalog.analysis_support import Installation, new_installation
+from tests.support import SAMPLE_ROLES as ROLES
 from tests.support import SPIDER, isolated_settings
 from workers.catalog_refresh import refresh_source
-
-ROLES = """\
-roles:
-  sales:
-    grants:
-      - database: erp
-        deny: ["EMP_*"]
-      - database: billing
-  everyone:
-    grants:
-      - database: erp
-        allow: ["ORD_*", "CUST_*", "CODE_*"]
-groups:
-  - platform: slack
-    group: S_SALES
-    roles: [sales]
-default_role: everyone
-"""
 
 
 @dataclass

@@ -26,6 +26,15 @@ def all_sources(session: Session) -> Sequence[Source]:
     return session.scalars(select(Source).order_by(Source.name)).all()
 
 
+def labels(session: Session) -> dict[str, str]:
+    """Every name and alias, lower-cased, mapped to the source's name (how chat pins and `--db` are resolved)."""
+    found: dict[str, str] = {}
+    for source in all_sources(session):
+        found[source.name.lower()] = source.name
+        found.update({alias.lower(): source.name for alias in source.aliases})
+    return found
+
+
 def add(session: Session, source: Source) -> Source:
     session.add(source)
     session.flush()
