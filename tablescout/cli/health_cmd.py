@@ -1,0 +1,89 @@
+"""`tablescout health bot|worker`: probes for container health checks and Kubernetes.
+
+Each exits 0 and prints one line when the process it asks about is healthy, and exits 1 with the reason on stderr
+otherwise. `bot` asks the bot server's `/healthz` (which answers 200 only while the metadata store is reachable);
+`worker` pings a Celery worker through the broker, by default the worker of this host (`celery@HOSTNAME`, the
+name `tablescout worker` gives itself), so it fails when that worker's consumer no longer answers.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Annotated
+
+import typer
+
+from core.errors import TablescoutError
+from tablescout.cli.context import console, settings
+
+app = typer.Typer(
+    help="Health probes for containers: exit 0 when healthy, 1 with the reason otherwise.", no_args_is_help=True
+)
+
+DEFAULT_BOT_URL = "http://127.0.0.1:3000/healthz"
+
+
+class UnhealthyError(TablescoutError):
+    """The probed process did not answer as a healthy one does."""
+
+
+@app.command("bot")
+def bot(
+    url: Annotated[str, typer.Option("--url", help="The bot server's health endpoint.")] = DEFAULT_BOT_URL,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=120, help="Seconds to wait.")] = 5.0,
+) -> None:
+    """Ask the bot server's /healthz; healthy when it answers 200."""
+    if not url.startswith(("http://", "https://")):
+        raise UnhealthyError(f"--url must be an http:// or https:// URL, not {url!r}")
+    # A probe talks to its own pod; an HTTP(S)_PROXY in the environment must not route it elsewhere.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        request = urllib.request.Request(url, method="GET")  # noqa: S310 - the scheme is checked above
+        with opener.open(request, timeout=timeout) as response:
+            body = response.read(4096).decode("utf-8", "replace")
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        detail = exc.read(512).decode("utf-8", "replace").strip()
+        raise UnhealthyError(f"{url} answered {exc.code}" + (f": {_one_line(detail)}" if detail else "")) from exc
+    except (urllib.error.URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise UnhealthyError(f"{url} did not answer: {reason}") from exc
+    if status != 200:
+        raise UnhealthyError(f"{url} answered {status}: {_one_line(body)}")
+    console.print(f"bot healthy: {_one_line(body)}", highlight=False)
+
+
+@app.command("worker")
+def worker(
+    node: Annotated[
+        str | None, typer.Option("--node", help="The worker to ping (default: celery@ this host's name).")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=120, help="Seconds to wait for the reply.")] = (
+        5.0
+    ),
+) -> None:
+    """Ping a Celery worker through the broker; healthy when it replies within the timeout."""
+    config = settings()
+    if config.redis_url is None:
+        raise UnhealthyError("TABLESCOUT_REDIS_URL is not set; a worker takes its jobs from Redis")
+    name = node or f"celery@{socket.gethostname()}"
+    from kombu.exceptions import OperationalError
+
+    from workers.app import app as celery_app
+
+    try:
+        replies = celery_app.control.ping(destination=[name], timeout=timeout)
+    except OperationalError as exc:
+        raise UnhealthyError(f"the broker cannot be reached: {exc}") from exc
+    answered = {node_name: reply for entry in replies for node_name, reply in entry.items()}
+    if name not in answered:
+        raise UnhealthyError(f"worker {name} did not answer a ping within {timeout:g} s")
+    console.print(f"worker healthy: {name} answered {json.dumps(answered[name])}", highlight=False)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= 300 else line[:297] + "..."
