@@ -19,8 +19,8 @@ from tests.support import isolated_settings
 
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
-# The fake model servers (`fake_anthropic`, `fake_openai`) are fixtures for every test folder.
-pytest_plugins = ["tests.fakes.fixtures"]
+# The fake model servers (`fake_anthropic`, `fake_openai`) and the turn worlds are fixtures for every test folder.
+pytest_plugins = ["tests.fakes.fixtures", "tests.turn_world"]
 
 # Tests describe their own environment; nothing from the developer's shell may leak into them.
 for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:

@@ -1,4 +1,5 @@
-"""An analysed and indexed sample installation for turn tests, with roles, directory users and a way to run turns
+"""An analysed and indexed sample installation for turn tests (fixtures `turn_world`, `mariadb_turn_world`, registered
+for every test folder by tests/conftest.py), with roles, directory users and a way to run turns
 against a fake model server (the real SDKs speak to it over HTTP)."""
 
 from __future__ import annotations

@@ -24,8 +24,12 @@ TURN_LIMIT_MARGIN_S = 30
 VISIBILITY_MARGIN_S = 10
 TURN_TASK = "tablescout.turns.run"
 DIRECTORY_SYNC_TASK = "tablescout.directory.sync"
+DELIVER_TASK = "tablescout.chat.deliver"
+SWEEP_TASK = "tablescout.chat.sweep"
+#: The sweep publishes outbox jobs a bot server did not (it stopped before its relay ran) and retries answers.
+SWEEP_EVERY_S = 30.0
 ANALYSIS_TASKS = ("tablescout.catalog.analyze_source", "tablescout.catalog.analyze_all")
-TASK_MODULES = ["workers.tasks.analysis", "workers.tasks.turns", "workers.tasks.directory"]
+TASK_MODULES = ["workers.tasks.analysis", "workers.tasks.turns", "workers.tasks.directory", "workers.tasks.chat"]
 
 app = Celery("tablescout", include=TASK_MODULES)
 app.conf.update(
@@ -40,6 +44,7 @@ app.conf.update(
     beat_schedule={
         "analyze-all-daily": {"task": "tablescout.catalog.analyze_all", "schedule": 24 * 3600.0},
         "directory-sync-hourly": {"task": DIRECTORY_SYNC_TASK, "schedule": 3600.0},
+        "chat-outbox-sweep": {"task": SWEEP_TASK, "schedule": SWEEP_EVERY_S, "options": {"expires": SWEEP_EVERY_S}},
     },
 )
 

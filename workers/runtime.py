@@ -10,6 +10,7 @@ import os
 import socket
 import threading
 
+from bot.outbound import Outbounds
 from core.errors import ConfigError, TablescoutError
 from core.settings import Settings, load_settings
 from core.store import migrate
@@ -23,6 +24,8 @@ from workers.turns.engine import TurnEnvironment
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _environment: TurnEnvironment | None = None
+_outbounds: Outbounds | None = None
+_store: Store | None = None
 
 
 def encoders_for(settings: Settings) -> Encoders:
@@ -50,35 +53,63 @@ def open_environment(settings: Settings, store: Store | None = None) -> TurnEnvi
     )
 
 
+def _shared_store(settings: Settings) -> Store:
+    global _store
+    if _store is None:
+        opened = open_store(settings)
+        try:
+            migrate.require_current(opened.engine)
+        except TablescoutError:
+            opened.close()
+            raise
+        _store = opened
+    return _store
+
+
+def store() -> Store:
+    """The process's metadata store, opened on first use (by a turn or by a chat delivery)."""
+    with _lock:
+        return _shared_store(_environment.settings if _environment is not None else load_settings())
+
+
 def environment() -> TurnEnvironment:
     """The process's environment, opened on first use; the owner label names the calling thread."""
     global _environment
     with _lock:
         if _environment is None:
-            _environment = open_environment(load_settings())
+            settings = load_settings()
+            _environment = open_environment(settings, _shared_store(settings))
         env = _environment
     return TurnEnvironment(
         settings=env.settings, store=env.store, encoders=env.encoders, provider=env.provider, owner=owner_label()
     )
 
 
+def outbounds() -> Outbounds:
+    """The process's chat clients (Slack, Teams), made on first use."""
+    global _outbounds
+    with _lock:
+        if _outbounds is None:
+            _outbounds = Outbounds(_environment.settings if _environment is not None else load_settings())
+        return _outbounds
+
+
 def fail_turn(turn_id: int, message: str) -> None:
     """Record a turn as failed when this process cannot run turns at all (best effort: logs when even that fails)."""
     try:
-        store = open_store(load_settings())
+        with store().transaction() as session:
+            turn_repo.fail_unstarted(session, turn_id, message)
     except TablescoutError as exc:
         log.error("turn %s: cannot record the failure either: %s", turn_id, exc)
-        return
-    try:
-        with store.transaction() as session:
-            turn_repo.fail_unstarted(session, turn_id, message)
-    finally:
-        store.close()
 
 
 def close() -> None:
-    global _environment
+    global _environment, _outbounds, _store
     with _lock:
-        if _environment is not None:
-            _environment.store.close()
-            _environment = None
+        _environment = None
+        if _store is not None:
+            _store.close()
+            _store = None
+        if _outbounds is not None:
+            _outbounds.close()
+            _outbounds = None

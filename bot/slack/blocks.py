@@ -159,6 +159,12 @@ def status_message(text: str) -> SlackMessage:
     return SlackMessage(text=cut(escape(text.strip() or "Working…"), FALLBACK_LIMIT), blocks=status_blocks(text))
 
 
+def text_message(text: str) -> SlackMessage:
+    """A short plain reply: one section of text."""
+    body = escape(text.strip())
+    return SlackMessage(text=cut(body, FALLBACK_LIMIT), blocks=[_section(body)])
+
+
 # --- answer ---------------------------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from bot.slack.blocks import SlackMessage, answer_message, status_message
+from bot.slack.blocks import SlackMessage, answer_message, status_message, text_message
 from bot.slack.results import result_files
 from core.errors import ConfigError, TablescoutError
 from core.settings import Settings
@@ -150,6 +150,10 @@ class SlackPoster:
     def post_status(self, channel: str, thread_ts: str | None, text: str) -> str:
         """Post the status message ("Searching tables…") in the thread; returns its ts."""
         return self._post(channel, thread_ts, status_message(text))
+
+    def post_text(self, channel: str, thread_ts: str | None, text: str) -> str:
+        """Post a short plain reply in the thread (e.g. what to ask when a mention held no question)."""
+        return self._post(channel, thread_ts, text_message(text))
 
     def update_status(self, channel: str, ts: str, text: str) -> None:
         """Change the status message's text as rounds progress."""

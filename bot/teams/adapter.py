@@ -272,6 +272,10 @@ class TeamsPoster:
         """Send a status message as a reply in the referenced conversation; its activity id."""
         return await self._send(reference, Activity(type=ActivityTypes.message, text=status_text(text)))
 
+    async def post_text(self, reference: Mapping[str, Any], text: str) -> str:
+        """Send a short plain reply in the referenced conversation (e.g. what to ask when a mention held none)."""
+        return await self._send(reference, Activity(type=ActivityTypes.message, text=text.strip()))
+
     async def update_status(self, reference: Mapping[str, Any], activity_id: str, text: str) -> None:
         """Replace the text of status message `activity_id`."""
         await self._update(reference, activity_id, Activity(type=ActivityTypes.message, text=status_text(text)))

@@ -15,6 +15,7 @@ from tablescout.cli.context import errors
 from tablescout.cli.demo_cmd import demo
 from tablescout.cli.init_cmd import init
 from tablescout.cli.search_cmd import search
+from tablescout.cli.serve_cmd import serve
 from tablescout.cli.worker_cmd import worker
 
 app = typer.Typer(
@@ -34,6 +35,7 @@ app.command("ask")(ask)
 app.command("chat")(chat)
 app.command("demo")(demo)
 app.command("worker")(worker)
+app.command("serve")(serve)
 app.add_typer(directory_cmd.app, name="directory")
 app.add_typer(health_cmd.app, name="health")
 

@@ -1,4 +1,5 @@
-"""The turn job: thin and idempotent, it takes a turn id and lets the engine do the rest."""
+"""The turn job: thin and idempotent, it takes a turn id, lets the engine run it and, for a chat turn, posts the
+status message while it runs and the one answer when it is done (bot/delivery.py)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,31 @@ from typing import Any
 
 from celery.signals import worker_process_shutdown, worker_shutdown
 
+from bot.delivery import StatusReporter, destination
+from bot.outbound import DeliveryFailed
 from core.errors import TablescoutError
 from workers import runtime
 from workers.app import TURN_TASK, task
-from workers.turns.engine import run_turn
+from workers.tasks.chat import deliver_now
+from workers.turns.engine import Progress, TurnEnvironment, run_turn
 
 log = logging.getLogger(__name__)
 
 #: A job that finds its turn leased by a live attempt looks again after the lease ends, at most this many times.
 MAX_WAITS = 3
+
+
+def _status_reporter(env: TurnEnvironment, turn_id: int) -> Progress | None:
+    with env.store.transaction() as session:
+        to = destination(session, turn_id)
+    if to is None:
+        return None
+    try:
+        outbound = runtime.outbounds().for_platform(to.platform)
+    except DeliveryFailed as exc:
+        log.warning("turn %s: no status messages: %s", turn_id, exc)
+        return None
+    return StatusReporter(env.store, outbound, to, turn_id)
 
 
 @task(TURN_TASK)
@@ -25,10 +42,13 @@ def run_turn_job(turn_id: int, waits: int = 0) -> None:
     except TablescoutError as exc:  # e.g. no model configured: the turn fails with the reason, once
         log.error("turn %s cannot run on this worker: %s", turn_id, exc)
         runtime.fail_turn(turn_id, f"I cannot answer right now: {exc}")
+        deliver_now(turn_id)
         return
-    outcome = run_turn(env, turn_id)
+    outcome = run_turn(env, turn_id, _status_reporter(env, turn_id))
     log.info("turn %s: %s%s", turn_id, outcome.outcome, f" ({outcome.status})" if outcome.status else "")
-    if outcome.outcome == "busy" and waits < MAX_WAITS:
+    if outcome.outcome in ("finished", "already_finished"):
+        deliver_now(turn_id)  # nothing happens when it was delivered already or is not a chat turn
+    elif outcome.outcome == "busy" and waits < MAX_WAITS:
         # Another attempt holds the lease. If it dies, this look after its lease ends takes the turn over.
         log.info("turn %s is running elsewhere; looking again in %.0f s", turn_id, outcome.retry_in_s)
         run_turn_job.apply_async((turn_id, waits + 1), countdown=outcome.retry_in_s + 1)

@@ -41,3 +41,6 @@ class OutboxMessage(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = created_at_column()
     sent_at: Mapped[datetime | None]
+    #: The chat message this row became (Slack ts, Teams activity id): a retry edits it instead of posting again.
+    message_id: Mapped[str | None] = mapped_column(String(256))
+    updated_at: Mapped[datetime | None]

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from core.store.models import Conversation, OutboxMessage, Round, ToolCall, Turn
 
 FINISHED = ("answered", "partial", "failed")
+CHAT_PLATFORMS = ("slack", "teams")  # conversations answered through the outbox
 
 
 def now() -> datetime:
@@ -59,6 +60,19 @@ def conversation(
     if reference is not None and found.reference != reference:
         found.reference = reference
     return found
+
+
+def conversation_exists(session: Session, *, platform: str, workspace_id: str, channel_id: str, thread_id: str) -> bool:
+    """Whether tablescout already converses in this thread (a reply there is a follow-up)."""
+    found = session.scalar(
+        select(Conversation.id).where(
+            Conversation.platform == platform,
+            Conversation.workspace_id == workspace_id,
+            Conversation.channel_id == channel_id,
+            Conversation.thread_id == thread_id,
+        )
+    )
+    return found is not None
 
 
 def create_turn(
@@ -146,12 +160,20 @@ def finish(
 
 
 def fail_unstarted(session: Session, turn_id: int, message: str) -> None:
-    """Record that a turn could not even start (its setup failed), unless it has finished meanwhile."""
-    session.execute(
+    """Record that a turn could not even start (its setup failed), unless it has finished meanwhile; a chat turn's
+    user is told why, through the same answer outbox row a finished turn uses."""
+    failed = session.execute(
         update(Turn)
         .where(Turn.id == turn_id, Turn.status.not_in(FINISHED))
         .values(status="failed", answer=message, error=message, finished_at=now(), lease_owner=None, lease_until=None)
-    )
+        .returning(Turn.conversation_id)
+    ).first()
+    if failed is None:
+        return
+    platform = session.scalar(select(Conversation.platform).where(Conversation.id == failed.conversation_id))
+    if platform in CHAT_PLATFORMS:
+        result = {"rounds": 0, "tables_used": [], "sql": [], "notes_saved": []}
+        queue_answer(session, turn_id, {"status": "failed", "answer": message} | result)
 
 
 def queue_answer(session: Session, turn_id: int, payload: dict[str, Any]) -> bool:

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from core.store.models import ExecutedSql, Round, ToolCall
 from tests.fakes.model_server import Call, FakeModelServer, Say
-from tests.workers.turns.conftest import TurnWorld
+from tests.turn_world import TurnWorld
 from tests.workers.turns.scripts import ORDERS_2024, candidates, search_card_sql_answer
 
 

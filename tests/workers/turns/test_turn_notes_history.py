@@ -11,7 +11,7 @@ from core.permissions import resolve_principal
 from core.store.models import Note
 from search.service import SearchRequest, search_tables
 from tests.fakes.model_server import Call, Exchange, FakeModelServer, Say, Step
-from tests.workers.turns.conftest import TurnWorld
+from tests.turn_world import TurnWorld
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from core.store.models import ExecutedSql
 from tests.fakes.model_server import Call, Calls, FakeModelServer, Say
-from tests.workers.turns.conftest import TurnWorld
+from tests.turn_world import TurnWorld
 
 COPY_SQL = "SELECT COUNT(*) FROM ORD_MST_BAK"
 LIVE_SQL = "SELECT COUNT(*) FROM ORD_MST"

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from core.store.models import OutboxMessage, Round
 from tests.fakes.model_server import Call, Exchange, FakeModelServer, Say, Slow, Step
 from tests.support import REPO
-from tests.workers.turns.conftest import TurnWorld
+from tests.turn_world import TurnWorld
 from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
 from tests.workers.turns.worker_support import enqueue, flush_broker, running_worker, wait_until, worker_environment
 

@@ -17,7 +17,7 @@ from celery import Celery
 
 from tests.fakes.model_server import FakeModelServer
 from tests.support import REPO
-from tests.workers.turns.conftest import TurnWorld, model_settings
+from tests.turn_world import TurnWorld, model_settings
 
 REDIS_URL = "redis://127.0.0.1:6379/11"
 TURN_TASK = "tablescout.turns.run"

@@ -1,0 +1,166 @@
+"""Delivering a chat turn: the status message while it runs, then exactly one answer (SPEC §8).
+
+The status message is posted on the turn's first progress line and edited as rounds progress (at most one edit
+per `STATUS_INTERVAL_S`, and only when the text changed); its message id is stored as the turn's `status` outbox
+row. The answer is the turn's `answer` outbox row, written by the turn engine in the transaction that recorded the
+answer. `deliver_answer` locks that row while it posts, so two deliveries of one answer never run at once, and
+edits the message it stored (the status message, or an answer an earlier attempt created) instead of posting a
+new one: however often delivery is retried, the thread shows one answer. Status trouble never fails a turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from bot.outbound import DeliveryFailed, Destination, Outbound, Outbounds
+from core.store.database import Store
+from core.store.models import Conversation, OutboxMessage, Turn
+from core.store.repositories.turns import CHAT_PLATFORMS, now
+
+log = logging.getLogger(__name__)
+
+STATUS_INTERVAL_S = 1.0
+#: Delivery attempts of one answer before it is given up (marked failed, with the last error kept).
+MAX_ATTEMPTS = 8
+#: Seconds before the next attempt after the n-th failure (the last value repeats).
+BACKOFF_S = (2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
+
+
+def destination(session: Session, turn_id: int) -> Destination | None:
+    """Where turn `turn_id`'s messages go; None for a console turn (or a turn that no longer exists)."""
+    row = session.execute(
+        select(Conversation.platform, Conversation.channel_id, Conversation.thread_id, Conversation.reference)
+        .join(Turn, Turn.conversation_id == Conversation.id)
+        .where(Turn.id == turn_id)
+    ).first()
+    if row is None or row.platform not in CHAT_PLATFORMS:
+        return None
+    return Destination(row.platform, row.channel_id, row.thread_id, row.reference)
+
+
+class StatusReporter:
+    """The engine's progress callback for a chat turn: posts, then edits, the turn's status message."""
+
+    def __init__(self, store: Store, outbound: Outbound, to: Destination, turn_id: int) -> None:
+        self.store = store
+        self.outbound = outbound
+        self.to = to
+        self.turn_id = turn_id
+        self.message_id: str | None = _status_message_id(store, turn_id)
+        self._shown = ""
+        self._shown_at = 0.0
+        self._broken = False
+
+    def __call__(self, text: str) -> None:
+        if self._broken or text == self._shown:
+            return
+        if self.message_id is not None and time.monotonic() - self._shown_at < STATUS_INTERVAL_S:
+            return
+        try:
+            if self.message_id is None:
+                self.message_id = self.outbound.post_status(self.to, text)
+                _record_status(self.store, self.turn_id, self.message_id, text)
+            else:
+                self.outbound.update_status(self.to, self.message_id, text)
+        except DeliveryFailed as exc:  # the answer still comes; stop trying to show progress for this turn
+            log.warning("turn %s: status message not shown: %s", self.turn_id, exc)
+            self._broken = True
+            return
+        self._shown = text
+        self._shown_at = time.monotonic()
+
+
+@dataclass(frozen=True)
+class Delivery:
+    outcome: Literal["delivered", "nothing", "retry", "failed"]
+    retry_in_s: float = 0.0
+    message_id: str | None = None
+    error: str | None = None
+
+
+def deliver_answer(store: Store, outbounds: Outbounds, turn_id: int) -> Delivery:
+    """Post turn `turn_id`'s pending answer (replacing its status message); record what happened."""
+    with store.transaction() as session:
+        row = session.scalars(
+            select(OutboxMessage)
+            .where(OutboxMessage.turn_id == turn_id, OutboxMessage.kind == "answer")
+            .with_for_update(skip_locked=True)
+        ).first()
+        if row is None or row.status != "pending":
+            return Delivery("nothing")
+        to = destination(session, turn_id)
+        if to is None:
+            row.status, row.last_error = "failed", "the turn has no chat conversation to answer in"
+            return Delivery("failed", error=row.last_error)
+        target = row.message_id or _status_message_id_in(session, turn_id)
+        row.attempts += 1
+        row.updated_at = now()
+        try:
+            message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload)
+        except DeliveryFailed as exc:
+            row.message_id = exc.message_id or row.message_id
+            row.last_error = str(exc)[:2000]
+            if exc.final or row.attempts >= MAX_ATTEMPTS:
+                row.status = "failed"
+                log.error("turn %s: answer not delivered after %d attempts: %s", turn_id, row.attempts, exc)
+                return Delivery("failed", error=row.last_error)
+            wait = BACKOFF_S[min(row.attempts, len(BACKOFF_S)) - 1]
+            log.warning(
+                "turn %s: answer delivery failed (attempt %d), retry in %.0f s: %s", turn_id, row.attempts, wait, exc
+            )
+            return Delivery("retry", retry_in_s=wait, error=row.last_error)
+        row.message_id = message_id
+        row.status = "sent"
+        row.sent_at = now()
+        row.last_error = None
+        return Delivery("delivered", message_id=message_id)
+
+
+def pending_answers(store: Store, older_than_s: float, limit: int = 100) -> list[int]:
+    """Turns whose answer is still pending and was last tried (or queued) at least `older_than_s` ago."""
+    with store.transaction() as session:
+        rows = session.execute(
+            select(OutboxMessage.turn_id, OutboxMessage.created_at, OutboxMessage.updated_at)
+            .where(OutboxMessage.kind == "answer", OutboxMessage.status == "pending")
+            .order_by(OutboxMessage.id)
+            .limit(limit * 4)
+        ).all()
+    cutoff = now().timestamp() - older_than_s
+    due = [r.turn_id for r in rows if (r.updated_at or r.created_at).timestamp() <= cutoff and r.turn_id]
+    return due[:limit]
+
+
+def _status_message_id(store: Store, turn_id: int) -> str | None:
+    with store.transaction() as session:
+        return _status_message_id_in(session, turn_id)
+
+
+def _status_message_id_in(session: Session, turn_id: int) -> str | None:
+    return session.scalar(
+        select(OutboxMessage.message_id).where(OutboxMessage.turn_id == turn_id, OutboxMessage.kind == "status")
+    )
+
+
+def _record_status(store: Store, turn_id: int, message_id: str, text: str) -> None:
+    with store.transaction() as session:
+        session.execute(
+            insert(OutboxMessage)
+            .values(
+                turn_id=turn_id,
+                kind="status",
+                payload={"text": text},
+                status="sent",
+                message_id=message_id,
+                sent_at=now(),
+            )
+            .on_conflict_do_update(
+                index_elements=["turn_id", "kind"], set_={"message_id": message_id, "updated_at": now()}
+            )
+        )

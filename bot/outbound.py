@@ -1,0 +1,168 @@
+"""The outbound half of the chat adapters, as the worker uses it: one interface over Slack and Teams.
+
+`Outbound` posts a turn's status message, edits it as the turn progresses, and replaces it with the answer. Both
+platforms' failures become `DeliveryFailed`, which says whether the answer message was (or may have been) created,
+so the caller can record it and never post the answer twice. `Outbounds` keeps one client per platform for a
+worker process; a platform that is not configured is reported as a `DeliveryFailed` with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.slack.web import SlackDeliveryError, SlackPoster
+from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
+from core.errors import ConfigError, TablescoutError
+from core.settings import Settings
+
+
+class DeliveryFailed(TablescoutError):
+    """A status or answer could not be delivered.
+
+    `message_id` is the answer message when it was created before a later step failed (a Slack CSV upload): the
+    caller stores it so a retry edits that message. `final` is True when retrying could duplicate the answer (a
+    Teams send whose outcome is unknown) or cannot help (the platform is not configured, the channel is gone).
+    """
+
+    def __init__(self, message: str, *, message_id: str | None = None, final: bool = False) -> None:
+        super().__init__(message)
+        self.message_id = message_id
+        self.final = final
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a conversation's messages go: the stored conversation row, as plain data."""
+
+    platform: str
+    channel_id: str
+    thread_id: str  # "" for a direct-message conversation answered at top level
+    reference: Mapping[str, Any] | None  # Teams conversation reference
+
+
+class Outbound(Protocol):
+    def post_status(self, to: Destination, text: str) -> str: ...
+
+    def update_status(self, to: Destination, message_id: str, text: str) -> None: ...
+
+    def post_answer(self, to: Destination, message_id: str | None, payload: Mapping[str, Any]) -> str: ...
+
+    def post_text(self, to: Destination, text: str) -> str: ...
+
+
+#: Slack errors after which a retry cannot succeed.
+SLACK_FINAL_ERRORS = frozenset(
+    {"channel_not_found", "is_archived", "not_in_channel", "invalid_auth", "account_inactive", "token_revoked"}
+)
+
+
+class SlackOutbound:
+    def __init__(self, poster: SlackPoster) -> None:
+        self.poster = poster
+
+    def post_status(self, to: Destination, text: str) -> str:
+        with _slack_failures():
+            return self.poster.post_status(to.channel_id, to.thread_id or None, text)
+
+    def update_status(self, to: Destination, message_id: str, text: str) -> None:
+        with _slack_failures():
+            self.poster.update_status(to.channel_id, message_id, text)
+
+    def post_answer(self, to: Destination, message_id: str | None, payload: Mapping[str, Any]) -> str:
+        with _slack_failures():
+            return self.poster.post_answer(to.channel_id, to.thread_id or None, message_id, dict(payload))
+
+    def post_text(self, to: Destination, text: str) -> str:
+        with _slack_failures():
+            return self.poster.post_text(to.channel_id, to.thread_id or None, text)
+
+
+@contextmanager
+def _slack_failures() -> Iterator[None]:
+    try:
+        yield
+    except SlackDeliveryError as exc:
+        raise DeliveryFailed(str(exc), message_id=exc.answer_ts, final=exc.error in SLACK_FINAL_ERRORS) from exc
+
+
+class TeamsOutbound:
+    """TeamsPoster is asynchronous; a worker thread calls it through one event loop kept for this process."""
+
+    def __init__(self, poster: TeamsPoster) -> None:
+        self.poster = poster
+        self._loop = asyncio.new_event_loop()
+        self._lock = threading.Lock()
+
+    def _run(self, coroutine: Any) -> Any:
+        with self._lock:
+            try:
+                return self._loop.run_until_complete(coroutine)
+            except TeamsDeliveryError as exc:
+                raise DeliveryFailed(str(exc), final=exc.maybe_delivered) from exc
+
+    def post_status(self, to: Destination, text: str) -> str:
+        return str(self._run(self.poster.post_status(_reference(to), text)))
+
+    def update_status(self, to: Destination, message_id: str, text: str) -> None:
+        self._run(self.poster.update_status(_reference(to), message_id, text))
+
+    def post_answer(self, to: Destination, message_id: str | None, payload: Mapping[str, Any]) -> str:
+        return str(self._run(self.poster.post_answer(_reference(to), message_id, payload)))
+
+    def post_text(self, to: Destination, text: str) -> str:
+        return str(self._run(self.poster.post_text(_reference(to), text)))
+
+    def close(self) -> None:
+        with self._lock:
+            self._loop.close()
+
+
+def _reference(to: Destination) -> Mapping[str, Any]:
+    if not to.reference:
+        raise DeliveryFailed("the Teams conversation has no stored conversation reference", final=True)
+    return to.reference
+
+
+class Outbounds:
+    """One outbound client per platform for this process, made on first use from the settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._clients: dict[str, Outbound] = {}
+        self._lock = threading.Lock()
+
+    def add(self, platform: str, client: Outbound) -> None:
+        with self._lock:
+            self._clients[platform] = client
+
+    def for_platform(self, platform: str) -> Outbound:
+        with self._lock:
+            client = self._clients.get(platform)
+            if client is None:
+                client = self._make(platform)
+                self._clients[platform] = client
+            return client
+
+    def _make(self, platform: str) -> Outbound:
+        try:
+            if platform == "slack":
+                return SlackOutbound(SlackPoster.from_settings(self.settings))
+            if platform == "teams":
+                # Without an app id the poster sends unauthenticated (the Bot Framework Emulator's mode): real Teams
+                # refuses that, so nothing is lost; inbound validation is the bot server's and is never off there.
+                return TeamsOutbound(TeamsPoster(self.settings, testing=not self.settings.teams_app_id))
+        except ConfigError as exc:
+            raise DeliveryFailed(f"cannot post to {platform}: {exc}") from exc  # retried: it may be fixed
+        raise DeliveryFailed(f"no chat platform named {platform!r}", final=True)
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients.values():
+                if isinstance(client, TeamsOutbound):
+                    client.close()
+            self._clients.clear()

@@ -1,0 +1,203 @@
+"""The bot server (`tablescout serve`, SPEC §1 and §8): one aiohttp process serving `/slack/events`,
+`/api/messages` (Teams) and `/healthz`, optionally holding a Slack Socket Mode connection instead of
+`/slack/events`.
+
+Every message is stored (turn and job, one transaction) before the platform gets its acknowledgement; the outbox
+relay thread then publishes the job to the workers' Redis queue by task name. The server never runs turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from aiohttp import web
+from celery import Celery
+from sqlalchemy import text
+
+from bot.intake import Accepted, IncomingMessage, accept
+from bot.relay import Relay
+from bot.slack.app import SlackInbound
+from bot.teams.adapter import TeamsDeliveryError, TeamsMessage, TeamsPoster, build_adapter, process_inbound
+from core.errors import ConfigError
+from core.settings import Settings
+from core.store.database import Store
+
+log = logging.getLogger(__name__)
+
+#: Threads for storing messages (Slack listeners run in them) and for replies that need no turn.
+STORE_THREADS = 16
+MAX_BODY_BYTES = 1 << 20
+
+
+def celery_sender(settings: Settings) -> Any:
+    """A Celery client for publishing jobs by task name (the bot never imports the workers' code)."""
+    if settings.redis_url is None:
+        raise ConfigError("the bot server hands turns to workers through Redis: set TABLESCOUT_REDIS_URL")
+    client = Celery("tablescout-bot", broker=settings.redis_url.get_secret_value(), set_as_current=False)
+    client.conf.update(task_serializer="json", accept_content=["json"], broker_connection_retry_on_startup=True)
+
+    def send(name: str, args: Sequence[Any]) -> None:
+        client.send_task(name, args=list(args))
+
+    return send
+
+
+class BotServer:
+    """The chat surfaces a configuration enables, around one store and one relay."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        slack_socket_mode: bool = False,
+        teams_testing: bool = False,
+        send: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.executor = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="tablescout-bot")
+        self.relay = Relay(store, send or celery_sender(settings))
+        self.slack: SlackInbound | None = None
+        self.slack_socket_mode = slack_socket_mode
+        self._socket: Any = None
+        if settings.slack_bot_token is not None or slack_socket_mode:
+            self.slack = SlackInbound(
+                settings, store, on_stored=self._stored, background=self.executor, socket_mode=slack_socket_mode
+            )
+        self.teams_adapter: Any = None
+        self.teams_poster: TeamsPoster | None = None
+        if settings.teams_app_id or teams_testing:
+            self.teams_adapter = build_adapter(settings, testing=teams_testing)
+            self.teams_poster = TeamsPoster(settings, testing=teams_testing)
+        if self.slack is None and self.teams_adapter is None:
+            raise ConfigError(
+                "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET for Slack (or SLACK_APP_TOKEN with "
+                "--slack-socket-mode), or TABLESCOUT_TEAMS_APP_ID and TABLESCOUT_TEAMS_APP_PASSWORD for Teams"
+            )
+
+    def surfaces(self) -> dict[str, str]:
+        slack = "off" if self.slack is None else ("socket mode" if self.slack_socket_mode else "http")
+        return {"slack": slack, "teams": "on" if self.teams_adapter is not None else "off"}
+
+    # --- lifecycle --------------------------------------------------------------------------------------------------
+
+    def web_app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app.router.add_get("/healthz", self.healthz)
+        if self.slack is not None and not self.slack_socket_mode:
+            app.router.add_post("/slack/events", self.slack_events)
+        if self.teams_adapter is not None:
+            app.router.add_post("/api/messages", self.teams_messages)
+        app.on_startup.append(self._start)
+        app.on_cleanup.append(self._stop)
+        return app
+
+    async def _start(self, _: web.Application) -> None:
+        self.relay.start()
+        self.relay.kick()  # jobs stored while no server ran
+        if self.slack is not None and self.slack_socket_mode:
+            self._socket = self.slack.socket_mode()
+            await asyncio.to_thread(self._socket.connect)
+            log.info("Slack Socket Mode connected")
+
+    async def _stop(self, _: web.Application) -> None:
+        if self._socket is not None:
+            await asyncio.to_thread(self._socket.close)
+        self.relay.stop()
+        self.executor.shutdown(wait=True)
+
+    def _stored(self, turn_id: int) -> None:
+        log.info("turn %s stored", turn_id)
+        self.relay.kick()
+
+    # --- routes -----------------------------------------------------------------------------------------------------
+
+    async def healthz(self, _: web.Request) -> web.Response:
+        try:
+            await asyncio.to_thread(self._ping_store)
+        except Exception as exc:
+            log.warning("health check: metadata store unreachable: %s", exc)
+            return web.json_response({"status": "unavailable", "store": "unreachable"} | self.surfaces(), status=503)
+        return web.json_response({"status": "ok", "store": "ok"} | self.surfaces())
+
+    def _ping_store(self) -> None:
+        with self.store.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+
+    async def slack_events(self, request: web.Request) -> web.Response:
+        assert self.slack is not None
+        body = (await request.read()).decode("utf-8", errors="replace")
+        headers = {name: request.headers.getall(name) for name in set(request.headers.keys())}
+        loop = asyncio.get_running_loop()
+        reply = await loop.run_in_executor(self.executor, self.slack.handle_http, body, request.query_string, headers)
+        response = web.Response(status=reply.status, text=reply.body)
+        for name, values in reply.headers.items():
+            if name.lower() in ("content-type", "content-length"):
+                continue
+            for value in values:
+                response.headers.add(name, value)
+        content_type = reply.headers.get("content-type") or reply.headers.get("Content-Type")
+        if content_type:
+            response.content_type = str(content_type[0]).split(";")[0]
+        return response
+
+    async def teams_messages(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.json_response({"error": "the body is not JSON"}, status=400)
+        if not isinstance(body, dict):
+            return web.json_response({"error": "the body is not an activity"}, status=400)
+        received: list[tuple[TeamsMessage, Accepted]] = []
+
+        async def on_message(message: TeamsMessage) -> None:
+            incoming = IncomingMessage(
+                platform="teams",
+                event_id=message.activity_id,
+                workspace_id=message.tenant_id or "",
+                channel_id=message.conversation_id,
+                thread_id=message.thread_id or "",
+                user_id=message.user_aad_object_id or message.user_id,
+                text=message.text,
+                private=message.personal,
+                reference=message.reference,
+            )
+            loop = asyncio.get_running_loop()
+            accepted = await loop.run_in_executor(self.executor, self._accept, incoming)
+            received.append((message, accepted))
+
+        try:
+            await process_inbound(self.teams_adapter, body, request.headers.get("Authorization", ""), on_message)
+        except PermissionError as exc:
+            return web.json_response({"error": str(exc)}, status=401)
+        except ValueError as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        for message, accepted in received:
+            if accepted.turn_id is not None and not accepted.duplicate:
+                self._stored(accepted.turn_id)
+            elif accepted.reply and self.teams_poster is not None:
+                try:
+                    await self.teams_poster.post_text(message.reference, accepted.reply)
+                except TeamsDeliveryError as exc:
+                    log.warning("could not reply in Teams conversation %s: %s", message.conversation_id, exc)
+        return web.Response(status=200)
+
+    def _accept(self, message: IncomingMessage) -> Accepted:
+        with self.store.transaction() as session:
+            accepted = accept(session, message)
+        if accepted.duplicate:
+            log.info("%s event %s delivered again; already stored", message.platform, message.event_id)
+        return accepted
+
+
+def serve(settings: Settings, store: Store, *, host: str, port: int, slack_socket_mode: bool) -> None:
+    """Run the bot server until interrupted."""
+    server = BotServer(settings, store, slack_socket_mode=slack_socket_mode)
+    surfaces = ", ".join(f"{name}: {state}" for name, state in server.surfaces().items())
+    print(f"tablescout bot server on http://{host}:{port} ({surfaces}); /healthz for health", flush=True)
+    web.run_app(server.web_app(), host=host, port=port, print=None, access_log=None)

@@ -1,0 +1,204 @@
+"""The Slack inbound side (SPEC §8): a slack-bolt app that turns events into stored turns. The one module that
+imports `slack_bolt`.
+
+Handled: `app_mention` in channels (answered in the thread), `message.im` (direct messages, private), messages in
+a channel thread the bot already answers in (follow-ups, same conversation), "remember this: …" in any of those,
+and the "Remember this" message shortcut (callback id `remember_this`), which saves the message it was used on.
+
+Bolt runs with `process_before_response`: the signature (and its timestamp, refused when more than five minutes
+old) is checked first, then the listener stores the turn and its job in one transaction, and only then does Slack
+get its 200. A failure to store answers 500, so Slack delivers the event again; a redelivery (`X-Slack-Retry-Num`)
+of a stored event finds its `event_id` and does nothing. Replies that need no turn (a mention with no question)
+and the relay kick happen after the store commits.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext, BoltRequest
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+from bot.intake import Accepted, IncomingMessage, accept
+from bot.slack.web import SlackDeliveryError, SlackPoster, web_client
+from core.errors import ConfigError
+from core.settings import Settings
+from core.store.database import Store
+from core.store.repositories import turns as turn_repo
+
+log = logging.getLogger(__name__)
+
+REMEMBER_SHORTCUT = "remember_this"
+#: Message subtypes that are a person writing; every other subtype (edits, joins, bot posts) is ignored.
+HUMAN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    status: int
+    headers: dict[str, Sequence[str]]
+    body: str
+
+
+class SlackInbound:
+    """Slack events in, stored turns out; `on_stored` is called after each newly stored turn (the relay kick)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        on_stored: Callable[[int], None],
+        background: Executor,
+        socket_mode: bool = False,
+    ) -> None:
+        token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
+        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        if not token:
+            raise ConfigError("Slack needs SLACK_BOT_TOKEN (the bot's xoxb- token)")
+        if not socket_mode and not secret:
+            raise ConfigError("Slack over HTTP needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
+        self.store = store
+        self.on_stored = on_stored
+        self.background = background
+        self.poster = SlackPoster(token, settings.slack_api_url)
+        self.app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
+        try:
+            self.app = App(
+                signing_secret=secret or None,
+                client=web_client(token, settings.slack_api_url),
+                process_before_response=True,
+                request_verification_enabled=not socket_mode,
+                logger=logging.getLogger("tablescout.slack"),
+            )
+        except Exception as exc:  # bolt checks the token with auth.test and raises its own error types
+            raise ConfigError(f"Slack refused the bot token or could not be reached: {exc}") from exc
+        self.app.event("app_mention")(self._on_mention)
+        self.app.event("message")(self._on_message)
+        self.app.shortcut(REMEMBER_SHORTCUT)(self._on_remember_shortcut)
+
+    # --- HTTP and Socket Mode ---------------------------------------------------------------------------------------
+
+    def handle_http(self, body: str, query: str, headers: Mapping[str, Sequence[str]]) -> HttpReply:
+        """One request to /slack/events, in a worker thread (it touches the store)."""
+        request = BoltRequest(body=body, query=query, headers={k: list(v) for k, v in headers.items()})
+        response = self.app.dispatch(request)
+        return HttpReply(response.status, dict(response.headers), response.body)
+
+    def socket_mode(self) -> SocketModeHandler:
+        """A Socket Mode connection for this app (SLACK_APP_TOKEN); `.connect()` starts it, `.close()` ends it."""
+        if not self.app_token:
+            raise ConfigError("Socket Mode needs SLACK_APP_TOKEN (an app-level xapp- token with connections:write)")
+        return SocketModeHandler(self.app, self.app_token)
+
+    # --- listeners --------------------------------------------------------------------------------------------------
+
+    def _on_mention(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
+        if event.get("bot_id") or not event.get("user"):
+            return
+        ts = str(event.get("ts") or "")
+        message = IncomingMessage(
+            platform="slack",
+            event_id=str(body.get("event_id") or f"{event.get('channel')}:{ts}"),
+            workspace_id=_team(body, event),
+            channel_id=str(event.get("channel") or ""),
+            thread_id=str(event.get("thread_ts") or ts),
+            user_id=str(event["user"]),
+            text=str(event.get("text") or ""),
+            private=False,
+            bot_user_id=context.bot_user_id,
+        )
+        self._store(message)
+
+    def _on_message(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
+        if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
+            return
+        channel_type = event.get("channel_type")
+        text = str(event.get("text") or "")
+        ts = str(event.get("ts") or "")
+        thread_ts = event.get("thread_ts")
+        if channel_type == "im":
+            # A direct message: the whole DM is one conversation, answered at top level; a DM thread is its own.
+            thread = str(thread_ts or "")
+            private = True
+        elif thread_ts and thread_ts != ts:
+            # A reply in a channel thread: a follow-up only where the bot already converses, and not a mention
+            # (app_mention delivers those, under a different event id).
+            if context.bot_user_id and f"<@{context.bot_user_id}>" in text:
+                return
+            if not self._known_thread(_team(body, event), str(event.get("channel") or ""), str(thread_ts)):
+                return
+            thread = str(thread_ts)
+            private = False
+        else:
+            return
+        message = IncomingMessage(
+            platform="slack",
+            event_id=str(body.get("event_id") or f"{event.get('channel')}:{ts}"),
+            workspace_id=_team(body, event),
+            channel_id=str(event.get("channel") or ""),
+            thread_id=thread,
+            user_id=str(event["user"]),
+            text=text,
+            private=private,
+            bot_user_id=context.bot_user_id,
+        )
+        self._store(message)
+
+    def _on_remember_shortcut(self, ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        shared = body.get("message") or {}
+        channel = str((body.get("channel") or {}).get("id") or "")
+        user = str((body.get("user") or {}).get("id") or "")
+        ts = str(shared.get("ts") or "")
+        if not channel or not user or not ts:
+            log.warning("Remember-this shortcut without channel, user or message; ignored")
+            return
+        team = str((body.get("team") or {}).get("id") or "")
+        private = channel.startswith("D")
+        message = IncomingMessage(
+            platform="slack",
+            # Using the shortcut twice on one message saves one note.
+            event_id=f"shortcut:{team}:{channel}:{ts}:{user}",
+            workspace_id=team,
+            channel_id=channel,
+            thread_id=str(shared.get("thread_ts") or ("" if private else ts)),
+            user_id=user,
+            text=str(shared.get("text") or ""),
+            private=private,
+            remember=True,
+        )
+        self._store(message)
+
+    # --- storing ----------------------------------------------------------------------------------------------------
+
+    def _known_thread(self, team: str, channel: str, thread: str) -> bool:
+        with self.store.transaction() as session:
+            return turn_repo.conversation_exists(
+                session, platform="slack", workspace_id=team, channel_id=channel, thread_id=thread
+            )
+
+    def _store(self, message: IncomingMessage) -> Accepted:
+        with self.store.transaction() as session:
+            accepted = accept(session, message)
+        if accepted.duplicate:
+            log.info("Slack event %s delivered again; already stored", message.event_id)
+        elif accepted.turn_id is not None:
+            self.on_stored(accepted.turn_id)
+        elif accepted.reply:
+            self.background.submit(self._reply, message, accepted.reply)
+        return accepted
+
+    def _reply(self, message: IncomingMessage, text: str) -> None:
+        try:
+            self.poster.post_text(message.channel_id, message.thread_id or None, text)
+        except SlackDeliveryError as exc:
+            log.warning("could not reply in Slack channel %s: %s", message.channel_id, exc)
+
+
+def _team(body: Mapping[str, Any], event: Mapping[str, Any]) -> str:
+    return str(body.get("team_id") or event.get("team") or "")

@@ -1,0 +1,27 @@
+"""`tablescout serve`: the bot server for Slack and Teams (SPEC §8). It stores each message as a turn and hands
+it to the workers through Redis; run `tablescout worker` beside it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+
+from bot.server import serve as run_server
+from tablescout.cli.context import current_store, settings
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 3000,
+    slack_socket_mode: Annotated[
+        bool,
+        typer.Option("--slack-socket-mode", help="Take Slack events over a Socket Mode connection (SLACK_APP_TOKEN)."),
+    ] = False,
+) -> None:
+    """Serve /slack/events, /api/messages (Teams) and /healthz."""
+    config = settings()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    with current_store(config) as store:
+        run_server(config, store, host=host, port=port, slack_socket_mode=slack_socket_mode)

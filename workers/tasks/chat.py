@@ -1,0 +1,50 @@
+"""Chat delivery jobs: retrying an answer that could not be posted, and the periodic outbox sweep.
+
+A turn job posts its own answer right after the turn finishes (workers/tasks/turns.py); these tasks cover what
+went wrong: a platform that was rate limiting past its retries or down for a while (`tablescout.chat.deliver`, with
+backoff), and a bot server that stored a message but stopped before its relay published the job (the sweep, on the
+beat schedule, publishes such jobs and re-delivers answers still pending).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.delivery import deliver_answer, pending_answers
+from bot.relay import publish_pending
+from core.errors import TablescoutError
+from workers import runtime
+from workers.app import DELIVER_TASK, SWEEP_TASK, app, task
+
+log = logging.getLogger(__name__)
+
+#: An answer still pending this long after its last attempt is picked up by the sweep (a lost retry job).
+STALE_ANSWER_S = 120.0
+
+
+def deliver_now(turn_id: int) -> None:
+    """Deliver turn `turn_id`'s answer; on a retryable failure schedule the next attempt."""
+    try:
+        result = deliver_answer(runtime.store(), runtime.outbounds(), turn_id)
+    except TablescoutError as exc:
+        log.error("turn %s: answer delivery could not start: %s", turn_id, exc)
+        return
+    if result.outcome == "retry":
+        deliver_answer_job.apply_async((turn_id,), countdown=result.retry_in_s)
+    elif result.outcome == "delivered":
+        log.info("turn %s: answer delivered (%s)", turn_id, result.message_id)
+
+
+@task(DELIVER_TASK)
+def deliver_answer_job(turn_id: int) -> None:
+    deliver_now(turn_id)
+
+
+@task(SWEEP_TASK)
+def sweep_outbox() -> None:
+    store = runtime.store()
+    published = publish_pending(store, lambda name, args: app.send_task(name, args=list(args)))
+    if published:
+        log.info("outbox sweep published %d stored job(s)", published)
+    for turn_id in pending_answers(store, STALE_ANSWER_S):
+        deliver_answer_job.delay(turn_id)
