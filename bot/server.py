@@ -60,8 +60,13 @@ class BotServer:
     ) -> None:
         self.settings = settings
         self.store = store
-        self.executor = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="tablescout-bot")
+        if not (settings.slack_bot_token or slack_socket_mode or settings.teams_app_id or teams_testing):
+            raise ConfigError(
+                "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET for Slack (or SLACK_APP_TOKEN with "
+                "--slack-socket-mode), or TABLESCOUT_TEAMS_APP_ID and TABLESCOUT_TEAMS_APP_PASSWORD for Teams"
+            )
         self.relay = Relay(store, send or celery_sender(settings))
+        self.executor = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="tablescout-bot")
         self.slack: SlackInbound | None = None
         self.slack_socket_mode = slack_socket_mode
         self._socket: Any = None
@@ -74,11 +79,6 @@ class BotServer:
         if settings.teams_app_id or teams_testing:
             self.teams_adapter = build_adapter(settings, testing=teams_testing)
             self.teams_poster = TeamsPoster(settings, testing=teams_testing)
-        if self.slack is None and self.teams_adapter is None:
-            raise ConfigError(
-                "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET for Slack (or SLACK_APP_TOKEN with "
-                "--slack-socket-mode), or TABLESCOUT_TEAMS_APP_ID and TABLESCOUT_TEAMS_APP_PASSWORD for Teams"
-            )
 
     def surfaces(self) -> dict[str, str]:
         slack = "off" if self.slack is None else ("socket mode" if self.slack_socket_mode else "http")

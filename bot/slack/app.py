@@ -60,6 +60,8 @@ class SlackInbound:
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         if not token:
             raise ConfigError("Slack needs SLACK_BOT_TOKEN (the bot's xoxb- token)")
+        if socket_mode and not settings.slack_app_token:
+            raise ConfigError("Socket Mode needs SLACK_APP_TOKEN (an app-level xapp- token with connections:write)")
         if not socket_mode and not secret:
             raise ConfigError("Slack over HTTP needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
         self.store = store

@@ -22,6 +22,6 @@ def serve(
 ) -> None:
     """Serve /slack/events, /api/messages (Teams) and /healthz."""
     config = settings()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with current_store(config) as store:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         run_server(config, store, host=host, port=port, slack_socket_mode=slack_socket_mode)

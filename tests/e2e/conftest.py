@@ -4,26 +4,22 @@ scripted model server; the metadata store and the sample databases of the turn t
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from sqlalchemy import select
 
 from bot.server import BotServer
 from core.settings import Settings
 from core.store.models import Conversation, Turn
+from tests.fakes.bot_server import Reply, ServerThread, post
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import TEAM_ID, FakeSlack
 from tests.fakes.teams_connector import FakeTeamsConnector
@@ -32,51 +28,6 @@ from tests.workers.turns.worker_support import REDIS_URL, Worker, flush_broker, 
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C0GENERAL"
-
-
-class ServerThread:
-    """An aiohttp application served on 127.0.0.1 from its own event loop thread."""
-
-    def __init__(self, app: web.Application) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.runner = web.AppRunner(app)
-        self.thread = threading.Thread(target=self.loop.run_forever, name="bot-server", daemon=True)
-        self.port = 0
-
-    def start(self) -> ServerThread:
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
-        return self
-
-    async def _start(self) -> None:
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self.runner.addresses[0][1])
-
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
-@dataclass(frozen=True)
-class Reply:
-    status_code: int
-    text: str
-
-
-def post(url: str, body: str, headers: dict[str, str]) -> Reply:
-    request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")  # noqa: S310
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - the local test server
-            return Reply(response.status, response.read().decode())
-    except urllib.error.HTTPError as exc:
-        return Reply(exc.code, exc.read().decode())
 
 
 def sign(body: str, timestamp: int, secret: str = SIGNING_SECRET) -> str:
@@ -167,7 +118,32 @@ def chat_stack(turn_world: TurnWorld, fake_anthropic: FakeModelServer, tmp_path:
             server.stop()
 
 
+@dataclass
+class TeamsStack:
+    world: TurnWorld
+    connector: FakeTeamsConnector
+    model: FakeModelServer
+    server: ServerThread
+
+    def post_activity(self, activity: dict[str, Any], authorization: str | None = None) -> Reply:
+        headers = {"Content-Type": "application/json"}
+        if authorization is not None:
+            headers["Authorization"] = authorization
+        return post(f"{self.server.url}/api/messages", json.dumps(activity), headers)
+
+
 @pytest.fixture
-def teams_connector() -> Iterator[FakeTeamsConnector]:
+def teams_stack(turn_world: TurnWorld, fake_anthropic: FakeModelServer, tmp_path: Path) -> Iterator[TeamsStack]:
+    """The bot server with Teams in testing mode (the Bot Framework Emulator's: no app id, no token) and a worker."""
+    flush_broker()
     with FakeTeamsConnector() as connector:
-        yield connector
+        settings = model_settings(fake_anthropic, turn_world.settings, redis_url=REDIS_URL)
+        bot = BotServer(settings, turn_world.installation.store, teams_testing=True)
+        server = ServerThread(bot.web_app()).start()
+        worker = Worker(worker_environment(turn_world, fake_anthropic), tmp_path / "worker.log", concurrency=2)
+        try:
+            worker.wait_ready()
+            yield TeamsStack(turn_world, connector, fake_anthropic, server)
+        finally:
+            worker.stop()
+            server.stop()
