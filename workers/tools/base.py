@@ -64,6 +64,7 @@ class ToolContext:
     tool_call_id: int | None = None
     opened: set[tuple[str, str]] = field(default_factory=set)  # (database, TABLE) cards opened this turn
     tables_used: list[str] = field(default_factory=list)
+    copies_used: list[str] = field(default_factory=list)  # copies queried on purpose (the user named them)
     sql_runs: list[SqlRecord] = field(default_factory=list)
     notes_saved: list[str] = field(default_factory=list)
 

@@ -140,7 +140,10 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         row = catalog_repo.find_table(context.session, source.id, name, schema)
         if row is not None:
             schema, name = row.schema_name or None, row.name
-        context.use(f"{outcome.database}.{schema}.{name}" if schema else f"{outcome.database}.{name}")
+        qualified = f"{outcome.database}.{schema}.{name}" if schema else f"{outcome.database}.{name}"
+        context.use(qualified)
+        if row is not None and row.copy_of_id is not None and qualified not in context.copies_used:
+            context.copies_used.append(qualified)  # allowed only because the user asked about it: say so
     return ToolOutput(text)
 
 

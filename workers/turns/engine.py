@@ -162,6 +162,7 @@ def _finish(env: TurnEnvironment, run: _Run, status: str, answer: str, error: st
     result = {
         "rounds": run.rounds,
         "tables_used": context.tables_used,
+        "copies_used": context.copies_used,
         "sql": [sql_json(r) for r in context.sql_runs],
         "notes_saved": context.notes_saved,
     }

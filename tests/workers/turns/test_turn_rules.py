@@ -33,6 +33,7 @@ def test_sql_on_a_copy_is_refused_unless_the_question_asks_about_it(
     assert copy_run["error"] is not None
     assert live_run["rows"] == [[turn_world.erp_scalar(LIVE_SQL)]]
     assert stored["tables_used"] == ["erp.ORD_MST"]
+    assert stored["result"]["copies_used"] == []
 
     fake_anthropic.script([Call("run_sql", {"database": "erp", "sql": COPY_SQL}), Say("done")])
     asked = turn_world.submit("How many orders are in the backup table ORD_MST_BAK?")
@@ -41,6 +42,7 @@ def test_sql_on_a_copy_is_refused_unless_the_question_asks_about_it(
     assert run["error"] is None
     assert run["rows"] == [[turn_world.erp_scalar(COPY_SQL)]]
     assert turn_world.turn(asked)["tables_used"] == ["erp.ORD_MST_BAK"]
+    assert turn_world.turn(asked)["result"]["copies_used"] == ["erp.ORD_MST_BAK"]  # the answer says it is a copy
 
 
 DENIED_SQL = [
