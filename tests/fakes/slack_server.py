@@ -39,6 +39,8 @@ from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
 DEFAULT_TOKEN = "xoxb-fake-0000-tablescout"
+APP_TOKEN = "xapp-1-fake-0000-tablescout"  # the app-level token Socket Mode uses
+APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 TEAM_ID = "T0FAKE"
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
@@ -137,6 +139,7 @@ class FakeSlack:
 
     def __init__(self, token: str = DEFAULT_TOKEN, host: str = "127.0.0.1", port: int = 0) -> None:
         self.token = token
+        self.app_token = APP_TOKEN
         self.host = host
         self.calls: list[SlackCall] = []
         self.files: dict[str, UploadedFile] = {}
@@ -258,7 +261,7 @@ class FakeSlack:
         presented = _presented_token(call)
         if not presented:
             return 200, {"ok": False, "error": "not_authed"}, {}
-        if presented != self.token:
+        if presented != (self.app_token if call.method in APP_TOKEN_METHODS else self.token):
             return 200, {"ok": False, "error": "invalid_auth"}, {}
         failures = self._failures.get(call.method)
         if failures:
