@@ -247,3 +247,15 @@ def test_rate_limited_updates_post_the_answer_once_after_retry_after(chat_stack:
     assert "There were 42 orders." in _answered(stack, ts)[0]
     assert len([c for c in stack.slack.calls_to("chat.update") if c.status == 429]) == 3
     assert _answer_rows(stack) >= 1
+
+
+def test_a_mention_without_a_question_gets_a_hint_and_no_turn(chat_stack: ChatStack) -> None:
+    stack = chat_stack
+    ts = new_ts()
+    event = mention("", ts)
+    assert stack.post_slack(event_payload(event, "Ev_EMPTY")).status_code == 200
+    wait_until(lambda: bool(stack.slack.thread(CHANNEL, ts)), 30, "the hint")
+    [hint] = stack.slack.thread(CHANNEL, ts)
+    assert "Ask me a business question" in hint.block_text
+    assert stack.turns_in(CHANNEL, ts) == []
+    assert stack.model.requests == []
