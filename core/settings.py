@@ -46,6 +46,7 @@ class Settings(BaseSettings):
     teams_app_id: str | None = None
     teams_app_password: SecretStr | None = None
     teams_tenant_id: str | None = None
+    teams_openid_metadata_url: str | None = None  # the Bot Framework's signing keys elsewhere (national cloud, tests)
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY"))
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
     openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))

@@ -47,9 +47,11 @@ from botbuilder.schema import (  # type: ignore[import-untyped]
     Activity,
     ActivityTypes,
     Attachment,
+    CallerIdConstants,
     ConversationReference,
     ErrorResponseException,
 )
+from botframework.connector.auth import AuthenticationConstants  # type: ignore[import-untyped]
 from msrest.exceptions import ClientRequestError
 
 from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
@@ -109,6 +111,21 @@ class _AdapterConfig:
         self.APP_PASSWORD = settings.teams_app_password.get_secret_value() if settings.teams_app_password else ""
         self.APP_TENANTID = settings.teams_tenant_id or ""
         self.APP_TYPE = "SingleTenant" if self.APP_TENANTID else "MultiTenant"
+        if settings.teams_openid_metadata_url:
+            # Another source of the channel's signing keys (a national cloud, a proxy, tests): botbuilder then takes
+            # every endpoint from here, so the others keep the public cloud's values, with Entra at the configured
+            # login address for the bot's own tokens.
+            login = settings.entra_login_url.rstrip("/")
+            tenant = self.APP_TENANTID or AuthenticationConstants.DEFAULT_CHANNEL_AUTH_TENANT
+            self.TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL = settings.teams_openid_metadata_url
+            self.TO_BOT_FROM_EMULATOR_OPENID_METADATA_URL = (
+                AuthenticationConstants.TO_BOT_FROM_EMULATOR_OPENID_METADATA_URL
+            )
+            self.TO_BOT_FROM_CHANNEL_TOKEN_ISSUER = AuthenticationConstants.TO_BOT_FROM_CHANNEL_TOKEN_ISSUER
+            self.TO_CHANNEL_FROM_BOT_LOGIN_URL = f"{login}/{tenant}"
+            self.TO_CHANNEL_FROM_BOT_OAUTH_SCOPE = AuthenticationConstants.TO_CHANNEL_FROM_BOT_OAUTH_SCOPE
+            self.OAUTH_URL = AuthenticationConstants.OAUTH_URL
+            self.CALLER_ID = CallerIdConstants.public_azure_channel
 
 
 def build_adapter(settings: Settings, *, testing: bool) -> Any:

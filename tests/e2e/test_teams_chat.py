@@ -15,6 +15,7 @@ from sqlalchemy import select
 from bot.server import BotServer
 from core.store.models import Conversation, ProcessedEvent, Turn
 from tests.e2e.conftest import TeamsStack
+from tests.fakes.bot_framework_keys import FakeBotFrameworkKeys, new_key
 from tests.fakes.bot_server import ServerThread, post
 from tests.fakes.model_server import FakeModelServer, Say
 from tests.fakes.teams_connector import FakeTeamsConnector
@@ -149,3 +150,50 @@ def test_production_configuration_refuses_an_activity_without_a_valid_token(
     finally:
         server.stop()
     assert published == []
+
+
+APP_ID = "00000000-0000-0000-0000-00000000a11d"
+SERVICE_URL = "https://smba.trafficmanager.net/emea/"
+
+
+def test_production_configuration_accepts_a_signed_channel_token_and_nothing_else(
+    turn_world: TurnWorld, fake_anthropic: FakeModelServer
+) -> None:
+    published: list[tuple[str, Any]] = []
+    with FakeBotFrameworkKeys() as keys:
+        settings = model_settings(
+            fake_anthropic,
+            turn_world.settings,
+            redis_url=REDIS_URL,
+            teams_app_id=APP_ID,
+            teams_app_password="app-secret",
+            teams_openid_metadata_url=keys.metadata_url,
+        )
+        bot = BotServer(settings, turn_world.installation.store, send=lambda name, args: published.append((name, args)))
+        server = ServerThread(bot.web_app()).start()
+        try:
+            refused = {
+                "another audience": keys.token("some-other-bot", SERVICE_URL),
+                "another service URL": keys.token(APP_ID, "https://elsewhere.example.com/"),
+                "another issuer": keys.token(APP_ID, SERVICE_URL, issuer="https://login.example.com"),
+                "expired": keys.token(APP_ID, SERVICE_URL, lifetime_s=-600),
+                "an unknown signing key": keys.token(APP_ID, SERVICE_URL, key=new_key()),
+            }
+            for why, token in refused.items():
+                event_id = f"signed-{uuid.uuid4().hex[:8]}"
+                body = json.dumps(activity(SERVICE_URL, QUESTION, activity_id=event_id))
+                headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+                response = post(f"{server.url}/api/messages", body, headers)
+                assert response.status_code == 401, why
+                assert turns_for(turn_world, event_id) == [], why
+            assert published == []
+            event_id = f"signed-{uuid.uuid4().hex[:8]}"
+            body = json.dumps(activity(SERVICE_URL, QUESTION, activity_id=event_id))
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {keys.token(APP_ID, SERVICE_URL)}"}
+            response = post(f"{server.url}/api/messages", body, headers)
+        finally:
+            server.stop()
+    assert response.status_code == 200, response.text
+    [turn] = turns_for(turn_world, event_id)
+    assert turn.question == QUESTION
+    assert published == [("tablescout.turns.run", [turn.id])]
