@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,6 +28,7 @@ from core.store.database import Store
 
 log = logging.getLogger(__name__)
 
+PLATFORMS = ("slack", "teams")
 #: Threads for storing messages (Slack listeners run in them) and for replies that need no turn.
 STORE_THREADS = 16
 MAX_BODY_BYTES = 1 << 20
@@ -56,11 +57,21 @@ class BotServer:
         *,
         slack_socket_mode: bool = False,
         teams_testing: bool = False,
+        platforms: Collection[str] | None = None,
         send: Any = None,
     ) -> None:
+        """`platforms` limits the server to some chat platforms ("slack", "teams"); a platform named there must be
+        configured. Without it, every configured platform is served."""
         self.settings = settings
         self.store = store
-        if not (settings.slack_bot_token or slack_socket_mode or settings.teams_app_id or teams_testing):
+        unknown = sorted(set(platforms or ()) - set(PLATFORMS))
+        if unknown:
+            raise ConfigError(f"unknown platform(s) {', '.join(unknown)}; choose from {', '.join(PLATFORMS)}")
+        serve_slack = "slack" in platforms if platforms else bool(settings.slack_bot_token or slack_socket_mode)
+        serve_teams = "teams" in platforms if platforms else bool(settings.teams_app_id or teams_testing)
+        if slack_socket_mode and not serve_slack:
+            raise ConfigError("--slack-socket-mode was given but Slack is not among the platforms to serve")
+        if not (serve_slack or serve_teams):
             raise ConfigError(
                 "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET for Slack (or SLACK_APP_TOKEN with "
                 "--slack-socket-mode), or TABLESCOUT_TEAMS_APP_ID and TABLESCOUT_TEAMS_APP_PASSWORD for Teams"
@@ -70,13 +81,13 @@ class BotServer:
         self.slack: SlackInbound | None = None
         self.slack_socket_mode = slack_socket_mode
         self._socket: Any = None
-        if settings.slack_bot_token is not None or slack_socket_mode:
+        if serve_slack:
             self.slack = SlackInbound(
                 settings, store, on_stored=self._stored, background=self.executor, socket_mode=slack_socket_mode
             )
         self.teams_adapter: Any = None
         self.teams_poster: TeamsPoster | None = None
-        if settings.teams_app_id or teams_testing:
+        if serve_teams:
             self.teams_adapter = build_adapter(settings, testing=teams_testing)
             self.teams_poster = TeamsPoster(settings, testing=teams_testing)
 
@@ -195,9 +206,17 @@ class BotServer:
         return accepted
 
 
-def serve(settings: Settings, store: Store, *, host: str, port: int, slack_socket_mode: bool) -> None:
+def serve(
+    settings: Settings,
+    store: Store,
+    *,
+    host: str,
+    port: int,
+    slack_socket_mode: bool,
+    platforms: Collection[str] | None = None,
+) -> None:
     """Run the bot server until interrupted."""
-    server = BotServer(settings, store, slack_socket_mode=slack_socket_mode)
+    server = BotServer(settings, store, slack_socket_mode=slack_socket_mode, platforms=platforms)
     surfaces = ", ".join(f"{name}: {state}" for name, state in server.surfaces().items())
     print(f"tablescout bot server on http://{host}:{port} ({surfaces}); /healthz for health", flush=True)
     web.run_app(server.web_app(), host=host, port=port, print=None, access_log=None)

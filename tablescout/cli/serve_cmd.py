@@ -19,9 +19,16 @@ def serve(
         bool,
         typer.Option("--slack-socket-mode", help="Take Slack events over a Socket Mode connection (SLACK_APP_TOKEN)."),
     ] = False,
+    platform: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--platform",
+            help="Serve only this chat platform, slack or teams (repeatable; default: every configured one).",
+        ),
+    ] = None,
 ) -> None:
     """Serve /slack/events, /api/messages (Teams) and /healthz."""
     config = settings()
     with current_store(config) as store:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        run_server(config, store, host=host, port=port, slack_socket_mode=slack_socket_mode)
+        run_server(config, store, host=host, port=port, slack_socket_mode=slack_socket_mode, platforms=platform)

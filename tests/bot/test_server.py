@@ -118,3 +118,23 @@ def test_the_serve_command_says_what_is_missing(tmp_path: Path, store: Store) ->
     result = run_cli(tmp_path, "serve", "--port", "3999", env={"TABLESCOUT_DATABASE_URL": url})
     assert result.returncode == 1
     assert "nothing to serve" in result.stderr
+
+
+def test_platforms_limit_what_is_served(store: Store, tmp_path: Path, slack: FakeSlack) -> None:
+    both = slack_settings(tmp_path, slack, teams_app_id="app", teams_app_password="p")
+    assert BotServer(both, store, send=nothing).surfaces() == {"slack": "http", "teams": "on"}
+    assert BotServer(both, store, platforms=["teams"], send=nothing).surfaces() == {"slack": "off", "teams": "on"}
+    only_slack = BotServer(both, store, platforms=["slack"], send=nothing)
+    assert only_slack.surfaces() == {"slack": "http", "teams": "off"}
+    routes = {route.resource.canonical for route in only_slack.web_app().router.routes()}  # type: ignore[union-attr]
+    assert routes == {"/healthz", "/slack/events"}
+
+
+def test_a_named_platform_must_be_configured(store: Store, tmp_path: Path, slack: FakeSlack) -> None:
+    teams_only = isolated_settings(tmp_path, redis_url=REDIS_URL, teams_app_id="app", teams_app_password="p")
+    with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
+        BotServer(teams_only, store, platforms=["slack"], send=nothing)
+    with pytest.raises(ConfigError, match="unknown platform"):
+        BotServer(teams_only, store, platforms=["discord"], send=nothing)
+    with pytest.raises(ConfigError, match="Slack is not among the platforms"):
+        BotServer(teams_only, store, platforms=["teams"], slack_socket_mode=True, send=nothing)

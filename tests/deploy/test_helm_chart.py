@@ -169,9 +169,11 @@ def test_production_autoscales_workers_on_cpu_and_queue_length(production: Rende
 def test_production_runs_socket_mode_with_two_replicas_and_a_pdb(production: Rendered) -> None:
     socket = production.get("Deployment", name("socket-mode"))
     assert socket["spec"]["replicas"] == 2
-    assert container(socket)["args"][:3] == ["tablescout", "serve", "--slack-socket-mode"]
+    assert container(socket)["args"][:5] == ["tablescout", "serve", "--slack-socket-mode", "--platform", "slack"]
     assert production.get("PodDisruptionBudget", name("socket-mode"))["spec"]["minAvailable"] == 1
-    assert production.get("Deployment", name("bot"))["spec"]["replicas"] == 3
+    bot = production.get("Deployment", name("bot"))
+    assert bot["spec"]["replicas"] == 3
+    assert container(bot)["args"][-2:] == ["--platform", "teams"]  # Slack is the Socket Mode pods' alone
 
 
 def test_production_exposes_only_the_platform_endpoint(production: Rendered) -> None:
@@ -236,7 +238,8 @@ def test_bot_probes_ask_healthz_on_the_served_port(production: Rendered) -> None
         spec = container(production.get("Deployment", name(component)))
         [port] = spec["ports"]
         assert port["name"] == "http"
-        assert spec["args"][-2:] == ["--port", str(port["containerPort"])]
+        served = spec["args"][spec["args"].index("--port") + 1]
+        assert served == str(port["containerPort"])
         for probe in ("startupProbe", "readinessProbe"):
             assert spec[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
         # liveness does not depend on the store: an outage takes pods out of the Service without restarting them
