@@ -9,7 +9,16 @@ from pathlib import Path
 from tests.support import REPO
 
 PACKAGES = ("core", "catalog", "search", "workers", "bot", "tablescout")
-VENDOR_SDKS = ("anthropic", "openai", "slack_sdk", "slack_bolt", "botbuilder", "sentence_transformers", "msal")
+VENDOR_SDKS = (
+    "anthropic",
+    "openai",
+    "slack_sdk",
+    "slack_bolt",
+    "botbuilder",
+    "sentence_transformers",
+    "msal",
+    "xllamacpp",
+)
 FORBIDDEN = {
     "core": {"catalog", "search", "workers", "bot", "tablescout"},
     "catalog": {"search", "workers", "bot", "tablescout"},
@@ -53,4 +62,12 @@ def test_each_vendor_sdk_is_imported_by_exactly_one_module() -> None:
             if root in VENDOR_SDKS:
                 users[root].add(module)
     assert {sdk: sorted(modules) for sdk, modules in users.items() if len(modules) != 1} == {}
-    assert set(users) >= {"anthropic", "openai", "slack_sdk", "botbuilder", "sentence_transformers", "msal"}
+    assert set(users) >= {
+        "anthropic",
+        "openai",
+        "slack_sdk",
+        "botbuilder",
+        "sentence_transformers",
+        "msal",
+        "xllamacpp",
+    }

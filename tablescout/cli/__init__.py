@@ -7,7 +7,7 @@ import sys
 import typer
 
 from core.errors import TablescoutError
-from tablescout.cli import directory_cmd, health_cmd, note_cmd, sample_cmd, source_cmd
+from tablescout.cli import directory_cmd, health_cmd, model_cmd, note_cmd, sample_cmd, source_cmd
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import ask, chat
 from tablescout.cli.card_cmd import card
@@ -37,6 +37,7 @@ app.command("demo")(demo)
 app.command("worker")(worker)
 app.command("serve")(serve)
 app.add_typer(directory_cmd.app, name="directory")
+app.add_typer(model_cmd.app, name="model")
 app.add_typer(health_cmd.app, name="health")
 
 

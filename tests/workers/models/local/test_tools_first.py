@@ -1,0 +1,114 @@
+"""The local model's provider (TABLESCOUT_MODEL=local:<model>): JSON-constrained replies where the answer is offered
+only once run_sql has run, and a tool other than run_sql is not offered twice in a row; spoken to over HTTP by the
+real SDK against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.model_server import Call, FakeOpenAIServer, Say
+from tests.support import isolated_settings
+from workers.models import json_replies
+from workers.models.openai_provider import OpenAIProvider
+from workers.models.registry import LOCAL_BASE_URL, LOCAL_MAX_TOKENS, provider_from_settings
+from workers.models.types import Message, ToolCallRequest, ToolResult, ToolSpec
+
+QUESTION = Message("user", "Databases you can query:\n- erp (SQLite)\n\nQuestion:\nHow many orders in 2024?")
+
+
+def spec(name: str) -> ToolSpec:
+    return ToolSpec(name, f"{name} does its job.", {"type": "object", "properties": {"x": {"type": "string"}}})
+
+
+SEARCH, CARD, SQL = spec("search_tables"), spec("open_table_card"), spec("run_sql")
+TOOLS = (SEARCH, CARD, SQL)
+
+
+def called(name: str) -> list[Message]:
+    call = ToolCallRequest(id=f"call_{name}", name=name, arguments={})
+    return [Message("assistant", tool_calls=(call,)), Message("user", tool_results=(ToolResult(call.id, name, "ok"),))]
+
+
+def offered(raw: dict[str, Any]) -> list[str]:
+    options = raw["response_format"]["json_schema"]["schema"]["anyOf"]
+    return [o["properties"]["tool"]["const"] if "tool" in o["properties"] else "answer" for o in options]
+
+
+@pytest.fixture(autouse=True)
+def _no_vendor_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_answer_waits_for_run_sql_since_the_latest_question() -> None:
+    assert not json_replies.may_answer([QUESTION], TOOLS)
+    assert not json_replies.may_answer([QUESTION, *called("search_tables"), *called("open_table_card")], TOOLS)
+    assert json_replies.may_answer([QUESTION, *called("search_tables"), *called("run_sql")], TOOLS)
+    # run_sql in an earlier turn of the thread does not count for the new question
+    history = [QUESTION, *called("run_sql"), Message("assistant", "42."), Message("user", "And in 2023?")]
+    assert not json_replies.may_answer(history, TOOLS)
+    # without run_sql among the tools (a note turn), any tool call opens the answer; with no tools, always
+    assert json_replies.may_answer([QUESTION, *called("search_tables")], (SEARCH, CARD))
+    assert not json_replies.may_answer([QUESTION], (SEARCH, CARD))
+    assert json_replies.may_answer([QUESTION], ())
+
+
+def test_a_tool_just_called_is_not_offered_next_except_run_sql() -> None:
+    assert json_replies.next_tools([QUESTION], TOOLS) == list(TOOLS)
+    assert json_replies.next_tools([QUESTION, *called("search_tables")], TOOLS) == [CARD, SQL]
+    assert json_replies.next_tools([QUESTION, *called("open_table_card")], TOOLS) == [SEARCH, SQL]
+    assert json_replies.next_tools([QUESTION, *called("run_sql")], TOOLS) == list(TOOLS)
+    # a call from an earlier question does not limit the new one
+    earlier = [*called("search_tables"), Message("assistant", "done"), QUESTION]
+    assert json_replies.next_tools(earlier, TOOLS) == list(TOOLS)
+
+
+def test_local_provider_settings(tmp_path: Path) -> None:
+    provider = provider_from_settings(isolated_settings(tmp_path, model="local:qwen2.5-coder-1.5b-instruct"))
+    assert isinstance(provider, OpenAIProvider)
+    assert provider.label == "local:qwen2.5-coder-1.5b-instruct"
+    assert (provider.tools_mode, provider.tools_first, provider.max_tokens) == ("json", True, LOCAL_MAX_TOKENS)
+    assert LOCAL_BASE_URL == "http://127.0.0.1:8181/v1"
+    assert provider._base_url == LOCAL_BASE_URL
+    provider.close()
+
+
+def test_a_turn_with_the_local_provider_offers_the_answer_after_run_sql(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.script(
+            [
+                Call("search_tables", {"x": "orders"}),
+                Call("open_table_card", {"x": "ORD_MST"}),
+                Call("run_sql", {"x": "SELECT 1"}),
+                Say("There were 42 orders."),
+            ]
+        )
+        settings = isolated_settings(tmp_path, model="local:small", openai_base_url=server.url)
+        provider = provider_from_settings(settings)
+        assert isinstance(provider, OpenAIProvider)
+        messages = [QUESTION]
+        for _ in range(3):
+            reply = provider.complete("Rules.", messages, TOOLS, timeout_s=10)
+            call = reply.tool_calls[0]
+            messages += [
+                Message("assistant", tool_calls=reply.tool_calls),
+                Message("user", tool_results=(ToolResult(call.id, call.name, "result"),)),
+            ]
+        final = provider.complete("Rules.", messages, TOOLS, timeout_s=10)
+        provider.close()
+
+    assert final.text == "There were 42 orders."
+    requests = [r.raw for r in server.requests]
+    assert offered(requests[0]) == ["search_tables", "open_table_card", "run_sql"]
+    assert offered(requests[1]) == ["open_table_card", "run_sql"]
+    assert offered(requests[2]) == ["search_tables", "run_sql"]
+    assert offered(requests[3]) == ["search_tables", "open_table_card", "run_sql", "answer"]
+    assert all(r["max_tokens"] == LOCAL_MAX_TOKENS for r in requests)
+    system = requests[0]["messages"][0]["content"]
+    assert system.startswith("Rules.\n\n## How to reply")
+    assert "Answer only after run_sql has returned the data" in system
+    # the instructions do not change between rounds, so the server's prompt cache keeps the prefix
+    assert {r["messages"][0]["content"] for r in requests} == {system}
