@@ -12,7 +12,7 @@ from tests.e2e.conftest import CHANNEL, ChatStack, event_payload
 from tests.fakes.model_server import Call, Say
 from tests.fakes.slack_server import BOT_USER_ID, SlackMessage
 from tests.turn_world import TurnWorld
-from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
+from tests.workers.turns.scripts import ORDERS_2024, search_then_query
 from tests.workers.turns.worker_support import wait_until
 
 pytestmark = pytest.mark.timeout(300)
@@ -63,9 +63,7 @@ def _answer_rows(stack: ChatStack) -> int:
 def test_a_signed_mention_gets_one_answer_in_its_thread_with_status_updates(chat_stack: ChatStack) -> None:
     stack = chat_stack
     stack.model.latency_s = 1.2  # slower than the status throttle, so each step's status is shown
-    stack.model.script(
-        search_card_sql_answer(QUESTION, lambda table: ORDERS_2024.replace("ORD_MST", table), "{value} orders.")
-    )
+    stack.model.script(search_then_query(QUESTION, "erp", "ORD_MST", ORDERS_2024, "{value} orders."))
     ts = new_ts()
     response = stack.post_slack(event_payload(mention(QUESTION, ts), "Ev_MENTION_1"))
     assert response.status_code == 200, response.text

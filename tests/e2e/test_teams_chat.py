@@ -20,7 +20,7 @@ from tests.fakes.bot_server import ServerThread, post
 from tests.fakes.model_server import FakeModelServer, Say
 from tests.fakes.teams_connector import FakeTeamsConnector
 from tests.turn_world import TurnWorld, model_settings
-from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
+from tests.workers.turns.scripts import ORDERS_2024, search_then_query
 from tests.workers.turns.worker_support import REDIS_URL, wait_until
 
 pytestmark = pytest.mark.timeout(300)
@@ -77,9 +77,7 @@ def turns_for(world: TurnWorld, event_id: str) -> list[Turn]:
 def test_a_test_activity_gets_one_adaptive_card_and_a_duplicate_is_ignored(teams_stack: TeamsStack) -> None:
     stack = teams_stack
     stack.model.latency_s = 1.2
-    stack.model.script(
-        search_card_sql_answer(QUESTION, lambda table: ORDERS_2024.replace("ORD_MST", table), "{value} orders.")
-    )
+    stack.model.script(search_then_query(QUESTION, "erp", "ORD_MST", ORDERS_2024, "{value} orders."))
     incoming = activity(stack.connector.url, QUESTION, activity_id="1700000000101")
     assert stack.post_activity(incoming).status_code == 200
     assert stack.post_activity(incoming).status_code == 200  # the same activity.id again
