@@ -62,6 +62,16 @@ class ChatStack:
             headers |= {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
         return post(f"{self.server.url}/slack/events", body, headers)
 
+    def post_slack_form(self, body: str) -> Reply:
+        """An interactivity request (shortcuts): a signed form body carrying `payload`."""
+        timestamp = int(time.time())
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": str(timestamp),
+            "X-Slack-Signature": sign(body, timestamp),
+        }
+        return post(f"{self.server.url}/slack/events", body, headers)
+
     def turns_in(self, channel: str, thread: str = "") -> list[dict[str, Any]]:
         with self.world.installation.store.transaction() as session:
             rows = session.execute(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.parse
 
 import pytest
 from sqlalchemy import func, select
@@ -257,3 +259,38 @@ def test_a_mention_without_a_question_gets_a_hint_and_no_turn(chat_stack: ChatSt
     assert "Ask me a business question" in hint.block_text
     assert stack.turns_in(CHANNEL, ts) == []
     assert stack.model.requests == []
+
+
+def test_the_remember_this_shortcut_saves_the_message_it_was_used_on(chat_stack: ChatStack) -> None:
+    stack = chat_stack
+    knowledge = "CUST_MST_TMP is a scratch copy nobody maintains"
+    stack.model.script(
+        [
+            Call("save_note", {"database": "erp", "table": "CUST_MST_TMP", "text": knowledge}),
+            Say("Noted on erp.CUST_MST_TMP."),
+        ]
+    )
+    message_ts = new_ts()
+    action = {
+        "type": "message_action",
+        "callback_id": "remember_this",
+        "trigger_id": "1337.42.abcd",
+        "response_url": "https://hooks.slack.com/app/T0FAKE/1/abc",
+        "team": {"id": "T0FAKE", "domain": "fake"},
+        "channel": {"id": CHANNEL, "name": "general"},
+        "user": {"id": "U_SALES", "name": "kim"},
+        "message_ts": message_ts,
+        "message": {"type": "message", "user": "U_GUEST", "ts": message_ts, "text": knowledge},
+    }
+    body = urllib.parse.urlencode({"payload": json.dumps(action)})
+    response = stack.post_slack_form(body)
+    assert response.status_code == 200, response.text
+    wait_until(lambda: bool(_answered(stack, message_ts)), 90, "the confirmation")
+    assert "CUST_MST_TMP" in _answered(stack, message_ts)[0]
+    [turn] = stack.turns_in(CHANNEL, message_ts)
+    assert turn["intent"] == "note"
+    assert turn["user_id"] == "U_SALES"  # the note is the shortcut user's, not the message author's
+    assert stack.model.requests[0].exchange.user_text.endswith(knowledge)
+    again = stack.post_slack_form(body)  # the shortcut used twice on one message saves one note
+    assert again.status_code == 200
+    assert len(stack.turns_in(CHANNEL, message_ts)) == 1
