@@ -61,7 +61,9 @@ def reply_instructions(tools: Sequence[ToolSpec], *, tools_first: bool = False) 
     ]
     if tools_first and tools:
         if any(tool.name == ANSWERING_TOOL for tool in tools):
-            lines.append(f"Answer only after {ANSWERING_TOOL} has returned the data; never guess a number.")
+            lines.append(
+                f"Answer only from rows that {ANSWERING_TOOL} returned; never guess a number. If SQL fails, fix it."
+            )
         else:
             lines.append("Call a tool before you answer; answer only from what the tools returned.")
     if tools:
@@ -105,45 +107,81 @@ def tool_results_text(results: Sequence[ToolResult]) -> str:
 ANSWERING_TOOL = "run_sql"
 
 
+#: How many failed run_sql calls open the answer all the same (it then says what went wrong); each failure goes back
+#: to the model with the error to fix first.
+SQL_ATTEMPTS = 3
+NO_PERMISSION = "no permission"
 #: With tools-first replies, the only tool offered again right after it was called: run_sql, whose error result asks
 #: for a corrected statement. A small model with greedy sampling otherwise repeats the same search or card round after
 #: round instead of reading the result it has.
 REPEATABLE = frozenset({ANSWERING_TOOL})
 
 
+#: With tools-first replies, tools that find tables are no longer offered once a card has been opened for the
+#: message: the next step is the one the system prompt's rules name (SQL on the tables whose cards are open, a join
+#: path, another card, or the note), not another search.
+FINDING = frozenset({"search_tables", "list_tables"})
+CARD_TOOL = "open_table_card"
+
+
 def next_tools(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """The tools the next tools-first reply may call: all of them, less the tool (other than run_sql) that the
-    model's latest reply called, whose result it has already."""
-    latest = next((m for m in reversed(messages) if m.role == "assistant"), None)
-    if latest is None or not latest.tool_calls or not _since_message(messages, latest):
+    """The tools the next tools-first reply may call: none right after run_sql returned rows (the reply is the answer),
+    otherwise all of them less the tool (other than run_sql) that the model's latest reply called, whose result it
+    has already, and less the finding tools once a card is open."""
+    calls = _calls_since_message(messages)
+    if not calls:
         return list(tools)
-    just_called = {call.name for call in latest.tool_calls} - REPEATABLE
-    return [tool for tool in tools if tool.name not in just_called] or list(tools)
+    if _sql_succeeded(messages):
+        return []
+    dropped = set(calls[-1]) - REPEATABLE
+    if any(CARD_TOOL in names for names in calls):
+        dropped |= FINDING
+    return [tool for tool in tools if tool.name not in dropped] or list(tools)
 
 
-def _since_message(messages: Sequence[Message], assistant: Message) -> bool:
-    """Whether `assistant` comes after the user's latest message."""
+def _calls_since_message(messages: Sequence[Message]) -> list[set[str]]:
+    """The names of the tools each assistant reply called since the user's latest message, oldest first."""
+    calls: list[set[str]] = []
     for message in reversed(messages):
-        if message is assistant:
-            return True
         if message.role == "user" and message.text.strip() and not message.tool_results:
-            return False
-    return False
+            break
+        if message.role == "assistant" and message.tool_calls:
+            calls.append({call.name for call in message.tool_calls})
+    return calls[::-1]
+
+
+def _sql_succeeded(messages: Sequence[Message]) -> bool:
+    """Whether the latest message holds a run_sql result that is not an error."""
+    latest = messages[-1] if messages else None
+    if latest is None or latest.role != "user":
+        return False
+    return any(r.name == ANSWERING_TOOL and not r.is_error for r in latest.tool_results)
 
 
 def may_answer(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
-    """Whether, since the user's latest message (text, not tool results), the model has called run_sql (when it is
-    offered) or any tool (when it is not). No tools offered: always."""
+    """Whether a tools-first reply may be the answer. With run_sql offered: once, since the user's latest message
+    (text, not tool results), run_sql has returned rows, or said the user has no permission, or failed
+    SQL_ATTEMPTS times (then the answer says what went wrong). Without run_sql: once any tool has been called. With
+    no tools: always."""
     offered = {tool.name for tool in tools}
     if not offered:
         return True
-    wanted = {ANSWERING_TOOL} if ANSWERING_TOOL in offered else offered
+    results = _results_since_message(messages)
+    if ANSWERING_TOOL not in offered:
+        return bool(results)
+    sql = [r for r in results if r.name == ANSWERING_TOOL]
+    if any(not r.is_error or r.content.startswith(NO_PERMISSION) for r in sql):
+        return True
+    return len(sql) >= SQL_ATTEMPTS
+
+
+def _results_since_message(messages: Sequence[Message]) -> list[ToolResult]:
+    results: list[ToolResult] = []
     for message in reversed(messages):
-        if message.role == "assistant" and any(call.name in wanted for call in message.tool_calls):
-            return True
         if message.role == "user" and message.text.strip() and not message.tool_results:
-            return False
-    return False
+            break
+        results[:0] = message.tool_results
+    return results
 
 
 def new_call_id() -> str:

@@ -119,10 +119,10 @@ def test_a_file_changed_after_installation_is_refused(tmp_path: Path, source: Pa
     data = bytearray(model.path.read_bytes())
     data[100] ^= 0xFF
     model.path.write_bytes(bytes(data))
-    with pytest.raises(LocalModelError, match="refused: .* has sha256 .* the record says"):
+    with pytest.raises(LocalModelError, match=r"refused: .* has sha256 .* the record says"):
         local_gguf.verify(model)
     model.path.write_bytes(bytes(data[:-1]))
-    with pytest.raises(LocalModelError, match="refused: .* bytes, the record says"):
+    with pytest.raises(LocalModelError, match=r"refused: .* bytes, the record says"):
         local_gguf.verify(model)
     model.path.unlink()
     with pytest.raises(LocalModelError, match="is missing"):

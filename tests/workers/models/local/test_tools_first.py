@@ -1,6 +1,6 @@
 """The local model's provider (TABLESCOUT_MODEL=local:<model>): JSON-constrained replies where the answer is offered
-only once run_sql has run, and a tool other than run_sql is not offered twice in a row; spoken to over HTTP by the
-real SDK against the fake OpenAI-compatible server."""
+only once run_sql has run, a tool other than run_sql is not offered twice in a row, and no search once a card is open;
+spoken to over HTTP by the real SDK against the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ SEARCH, CARD, SQL = spec("search_tables"), spec("open_table_card"), spec("run_sq
 TOOLS = (SEARCH, CARD, SQL)
 
 
-def called(name: str) -> list[Message]:
+def called(name: str, *, error: bool = False) -> list[Message]:
     call = ToolCallRequest(id=f"call_{name}", name=name, arguments={})
-    return [Message("assistant", tool_calls=(call,)), Message("user", tool_results=(ToolResult(call.id, name, "ok"),))]
+    result = ToolResult(call.id, name, "error: no such column" if error else "ok", is_error=error)
+    return [Message("assistant", tool_calls=(call,)), Message("user", tool_results=(result,))]
 
 
 def offered(raw: dict[str, Any]) -> list[str]:
@@ -47,6 +48,13 @@ def test_the_answer_waits_for_run_sql_since_the_latest_question() -> None:
     assert not json_replies.may_answer([QUESTION], TOOLS)
     assert not json_replies.may_answer([QUESTION, *called("search_tables"), *called("open_table_card")], TOOLS)
     assert json_replies.may_answer([QUESTION, *called("search_tables"), *called("run_sql")], TOOLS)
+    # a failed statement goes back to be fixed; after three failures (or "no permission") the answer says so
+    failing = [QUESTION, *called("run_sql", error=True), *called("run_sql", error=True)]
+    assert not json_replies.may_answer(failing, TOOLS)
+    assert json_replies.may_answer([*failing, *called("run_sql", error=True)], TOOLS)
+    denied = called("run_sql", error=True)
+    denied[1] = Message("user", tool_results=(ToolResult("call_run_sql", "run_sql", "no permission: EMP_MST", True),))
+    assert json_replies.may_answer([QUESTION, *denied], TOOLS)
     # run_sql in an earlier turn of the thread does not count for the new question
     history = [QUESTION, *called("run_sql"), Message("assistant", "42."), Message("user", "And in 2023?")]
     assert not json_replies.may_answer(history, TOOLS)
@@ -59,8 +67,26 @@ def test_the_answer_waits_for_run_sql_since_the_latest_question() -> None:
 def test_a_tool_just_called_is_not_offered_next_except_run_sql() -> None:
     assert json_replies.next_tools([QUESTION], TOOLS) == list(TOOLS)
     assert json_replies.next_tools([QUESTION, *called("search_tables")], TOOLS) == [CARD, SQL]
-    assert json_replies.next_tools([QUESTION, *called("open_table_card")], TOOLS) == [SEARCH, SQL]
-    assert json_replies.next_tools([QUESTION, *called("run_sql")], TOOLS) == list(TOOLS)
+    assert json_replies.next_tools([QUESTION, *called("run_sql", error=True)], TOOLS) == list(TOOLS)
+    assert json_replies.next_tools([QUESTION, *called("search_tables"), *called("run_sql", error=True)], TOOLS) == list(
+        TOOLS
+    )
+
+
+def test_rows_from_run_sql_are_answered_next() -> None:
+    assert json_replies.next_tools([QUESTION, *called("search_tables"), *called("run_sql")], TOOLS) == []
+    schema = json_replies.reply_schema([], answer=True)
+    assert [set(option["properties"]) for option in schema["anyOf"]] == [{"answer"}]
+
+
+def test_once_a_card_is_open_the_next_step_is_not_another_search() -> None:
+    join, listing, note = spec("find_join_path"), spec("list_tables"), spec("save_note")
+    tools = (SEARCH, CARD, join, listing, SQL)
+    assert json_replies.next_tools([QUESTION, *called("open_table_card")], tools) == [join, SQL]
+    opened = [QUESTION, *called("search_tables"), *called("open_table_card"), *called("run_sql", error=True)]
+    assert json_replies.next_tools(opened, tools) == [CARD, join, SQL]
+    # a note turn: after the card, the note
+    assert json_replies.next_tools([QUESTION, *called("open_table_card")], (SEARCH, CARD, listing, note)) == [note]
     # a call from an earlier question does not limit the new one
     earlier = [*called("search_tables"), Message("assistant", "done"), QUESTION]
     assert json_replies.next_tools(earlier, TOOLS) == list(TOOLS)
@@ -104,11 +130,11 @@ def test_a_turn_with_the_local_provider_offers_the_answer_after_run_sql(tmp_path
     requests = [r.raw for r in server.requests]
     assert offered(requests[0]) == ["search_tables", "open_table_card", "run_sql"]
     assert offered(requests[1]) == ["open_table_card", "run_sql"]
-    assert offered(requests[2]) == ["search_tables", "run_sql"]
-    assert offered(requests[3]) == ["search_tables", "open_table_card", "run_sql", "answer"]
+    assert offered(requests[2]) == ["run_sql"]
+    assert offered(requests[3]) == ["answer"]  # run_sql returned rows: the reply is the answer
     assert all(r["max_tokens"] == LOCAL_MAX_TOKENS for r in requests)
     system = requests[0]["messages"][0]["content"]
     assert system.startswith("Rules.\n\n## How to reply")
-    assert "Answer only after run_sql has returned the data" in system
+    assert "Answer only from rows that run_sql returned" in system
     # the instructions do not change between rounds, so the server's prompt cache keeps the prefix
     assert {r["messages"][0]["content"] for r in requests} == {system}

