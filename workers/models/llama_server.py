@@ -8,8 +8,9 @@ It listens on 127.0.0.1 only and is set up for a small CPU machine (two cores):
   host-memory cache keeps recent prompts (every turn starts with the same system prompt and tool list);
 - no context shift: a conversation that outgrows the context is an error, never a silently dropped system prompt;
 - the sampling the model's publisher recommends for Qwen2.5-Coder-Instruct (temperature 0.7, top-p 0.8, top-k 20,
-  repetition penalty 1.05; greedy decoding makes a small model repeat a failing SQL statement word for word after its
-  error), a fixed seed so the same prompt gets the same reply, and a cap on the length of one reply.
+  repetition penalty 1.05) with a fresh seed per request: greedy decoding, or one fixed seed, makes a small model
+  repeat a failing SQL statement word for word after its error instead of trying another; and a cap on the length
+  of one reply.
 With an API key set, every request must carry it, so other local users cannot use the server.
 """
 
@@ -29,7 +30,6 @@ DEFAULT_PORT = LOCAL_PORT
 DEFAULT_CONTEXT = 12288
 MAX_REPLY_TOKENS = 1024
 PROMPT_CACHE_MIB = 1024
-SEED = 20260
 #: Reuse cached chunks of at least this many tokens even when an earlier part of the prompt changed.
 CACHE_REUSE_TOKENS = 256
 
@@ -91,7 +91,6 @@ class LlamaServer:
         params.sampling.top_p = 0.8
         params.sampling.top_k = 20
         params.sampling.penalty_repeat = 1.05
-        params.sampling.seed = SEED
         params.ui = False
         params.verbosity = 3 if options.verbose else 1  # 1: errors only
         if options.api_key:
