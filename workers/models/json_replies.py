@@ -117,25 +117,31 @@ NO_PERMISSION = "no permission"
 REPEATABLE = frozenset({ANSWERING_TOOL})
 
 
-#: With tools-first replies, tools that find tables are no longer offered once a card has been opened for the
-#: message: the next step is the one the system prompt's rules name (SQL on the tables whose cards are open, a join
-#: path, another card, or the note), not another search.
+#: With tools-first replies, run_sql is offered once a card has been opened for the message (the system prompt's rule:
+#: open the card of every table the SQL uses first), and tools that find tables are no longer offered then: the next
+#: step is SQL on the tables whose cards are open, a join path, another card, or the note, not another search.
 FINDING = frozenset({"search_tables", "list_tables"})
 CARD_TOOL = "open_table_card"
 
 
 def next_tools(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """The tools the next tools-first reply may call: none right after run_sql returned rows (the reply is the answer),
+    """The tools the next tools-first reply may call: none right after run_sql returned rows (the reply is the answer);
     otherwise all of them less the tool (other than run_sql) that the model's latest reply called, whose result it
-    has already, and less the finding tools once a card is open."""
+    has already, less run_sql until a card is open, and less the finding tools once one is."""
     calls = _calls_since_message(messages)
-    if not calls:
-        return list(tools)
-    if _sql_succeeded(messages):
+    if calls and _sql_succeeded(messages):
         return []
-    dropped = set(calls[-1]) - REPEATABLE
-    if any(CARD_TOOL in names for names in calls):
+    return _after(calls, tools)
+
+
+def _after(calls: Sequence[set[str]], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    offered = {tool.name for tool in tools}
+    card_open = any(CARD_TOOL in names for names in calls)
+    dropped = (set(calls[-1]) - REPEATABLE) if calls else set()
+    if card_open:
         dropped |= FINDING
+    elif CARD_TOOL in offered:
+        dropped.add(ANSWERING_TOOL)  # the rules: open the card of every table the SQL uses before writing SQL
     return [tool for tool in tools if tool.name not in dropped] or list(tools)
 
 

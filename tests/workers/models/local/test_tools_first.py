@@ -65,12 +65,16 @@ def test_the_answer_waits_for_run_sql_since_the_latest_question() -> None:
 
 
 def test_a_tool_just_called_is_not_offered_next_except_run_sql() -> None:
-    assert json_replies.next_tools([QUESTION], TOOLS) == list(TOOLS)
-    assert json_replies.next_tools([QUESTION, *called("search_tables")], TOOLS) == [CARD, SQL]
-    assert json_replies.next_tools([QUESTION, *called("run_sql", error=True)], TOOLS) == list(TOOLS)
-    assert json_replies.next_tools([QUESTION, *called("search_tables"), *called("run_sql", error=True)], TOOLS) == list(
-        TOOLS
-    )
+    assert json_replies.next_tools([QUESTION], TOOLS) == [SEARCH, CARD]  # no SQL before a card is open
+    assert json_replies.next_tools([QUESTION, *called("search_tables")], TOOLS) == [CARD]
+    assert json_replies.next_tools([QUESTION, *called("open_table_card")], TOOLS) == [SQL]
+    assert json_replies.next_tools([QUESTION, *called("open_table_card"), *called("run_sql", error=True)], TOOLS) == [
+        CARD,
+        SQL,
+    ]
+    # without a card tool (a user who may not open cards is offered none), run_sql is not held back
+    assert json_replies.next_tools([QUESTION], (SEARCH, SQL)) == [SEARCH, SQL]
+    assert json_replies.next_tools([QUESTION, *called("run_sql", error=True)], (SEARCH, SQL)) == [SEARCH, SQL]
 
 
 def test_rows_from_run_sql_are_answered_next() -> None:
@@ -87,9 +91,9 @@ def test_once_a_card_is_open_the_next_step_is_not_another_search() -> None:
     assert json_replies.next_tools(opened, tools) == [CARD, join, SQL]
     # a note turn: after the card, the note
     assert json_replies.next_tools([QUESTION, *called("open_table_card")], (SEARCH, CARD, listing, note)) == [note]
-    # a call from an earlier question does not limit the new one
-    earlier = [*called("search_tables"), Message("assistant", "done"), QUESTION]
-    assert json_replies.next_tools(earlier, TOOLS) == list(TOOLS)
+    # a call from an earlier question does not count for the new one
+    earlier = [*called("open_table_card"), Message("assistant", "done"), QUESTION]
+    assert json_replies.next_tools(earlier, TOOLS) == [SEARCH, CARD]
 
 
 def test_local_provider_settings(tmp_path: Path) -> None:
@@ -128,8 +132,8 @@ def test_a_turn_with_the_local_provider_offers_the_answer_after_run_sql(tmp_path
 
     assert final.text == "There were 42 orders."
     requests = [r.raw for r in server.requests]
-    assert offered(requests[0]) == ["search_tables", "open_table_card", "run_sql"]
-    assert offered(requests[1]) == ["open_table_card", "run_sql"]
+    assert offered(requests[0]) == ["search_tables", "open_table_card"]
+    assert offered(requests[1]) == ["open_table_card"]
     assert offered(requests[2]) == ["run_sql"]
     assert offered(requests[3]) == ["answer"]  # run_sql returned rows: the reply is the answer
     assert all(r["max_tokens"] == LOCAL_MAX_TOKENS for r in requests)
