@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, delete, func, select, text
 
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite, load_into
 from core.settings import Settings
 from core.store.embedded import EmbeddedServer
-from core.store.models import Turn
+from core.store.models import Note, Turn
 from core.store.repositories import directory
 from core.store.repositories import turns as turn_repo
 from search.encoders import BiEncoderReranker, shared_embedder
@@ -185,3 +185,13 @@ def mariadb_turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.Te
     with server.begin() as conn:
         conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
     server.dispose()
+
+
+@pytest.fixture
+def forget_notes(turn_world: TurnWorld) -> Iterator[None]:
+    """Notes a test saves would change what search ranks for other tests of the shared installation: remove them."""
+    with turn_world.installation.store.transaction() as session:
+        before = session.scalar(select(func.max(Note.id))) or 0
+    yield
+    with turn_world.installation.store.transaction() as session:
+        session.execute(delete(Note).where(Note.id > before))

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import select
 
 from bot.server import BotServer
 from core.settings import Settings
-from core.store.models import Conversation, Note, Turn
+from core.store.models import Conversation, Turn
 from tests.fakes.bot_server import Reply, ServerThread, post
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import TEAM_ID, FakeSlack
@@ -109,13 +109,8 @@ def stack_settings(world: TurnWorld, model: FakeModelServer, slack: FakeSlack, *
 
 
 @pytest.fixture(autouse=True)
-def forget_notes(turn_world: TurnWorld) -> Iterator[None]:
-    """Notes saved by these tests would change what search ranks for other tests of the shared installation."""
-    with turn_world.installation.store.transaction() as session:
-        before = session.scalar(select(func.max(Note.id))) or 0
-    yield
-    with turn_world.installation.store.transaction() as session:
-        session.execute(delete(Note).where(Note.id > before))
+def _notes_forgotten(forget_notes: None) -> None:
+    """Every test here removes the notes it saves (tests/turn_world.py)."""
 
 
 @pytest.fixture

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from sqlalchemy import delete, func, select
 
 from core.permissions import resolve_principal
-from core.store.models import Note
 from search.service import SearchRequest, search_tables
 from tests.fakes.model_server import Call, Exchange, FakeModelServer, Say, Step
 from tests.turn_world import TurnWorld
 
 
 @pytest.fixture(autouse=True)
-def forget_notes(turn_world: TurnWorld) -> Iterator[None]:
-    """Notes saved here would change what search ranks for other tests of the shared installation: remove them."""
-    with turn_world.installation.store.transaction() as session:
-        before = session.scalar(select(func.max(Note.id))) or 0
-    yield
-    with turn_world.installation.store.transaction() as session:
-        session.execute(delete(Note).where(Note.id > before))
+def _notes_forgotten(forget_notes: None) -> None:
+    """Every test here removes the notes it saves (tests/turn_world.py)."""
 
 
 STALE = "ORD_MST_BAK is a stale copy of the order master, nobody has used it since 2023"
