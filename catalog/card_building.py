@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -112,7 +112,7 @@ def build_cards(
             codes=codes,
             code_sources=code_sources,
             watch=watch,
-            joins=[j for j in built.joins if j.from_table == key or j.to_table == key],
+            joins=[_facing(j, key) for j in built.joins if j.from_table == key or j.to_table == key],
             referenced_by=sorted({j.from_table for j in built.joins if j.to_table == key and j.kind == "declared"}),
             copies=sorted(copies_of.get(key, []), key=lambda c: str(c["table"])),
             sample=item.facts.get("sample"),
@@ -195,3 +195,17 @@ def persist(session: Session, source_id: int, built: BuiltCatalog, now: datetime
     gone = catalog_repo.mark_invisible(session, source_id, built.listed, now)
     catalog_repo.record_analysis(session, source_id, built.summary, now, engine.split(" ", 1)[-1])
     return gone
+
+
+def _facing(edge: JoinEdge, key: str) -> JoinEdge:
+    """The edge as seen from table `key`: its own columns first, the other table as the target (a card shows
+    "ORD_NO -> ORD_DTL_H(ORD_NO)" on ORD_MST, not ORD_DTL_H's "ORD_NO -> ORD_MST(ORD_NO)")."""
+    if edge.from_table == key:
+        return edge
+    return replace(
+        edge,
+        from_table=edge.to_table,
+        from_columns=edge.to_columns,
+        to_table=edge.from_table,
+        to_columns=edge.from_columns,
+    )

@@ -122,6 +122,21 @@ def render_card(
         lines.extend(f"- {column_detail(c)}" for c in chosen)
         if missing:
             lines.append("No such column: " + ", ".join(missing))
+        others = [column_brief(c) for c in all_columns if c not in chosen]
+        if others:
+            room = budget - sum(len(line) + 1 for line in lines) - 80
+            shown: list[str] = []
+            for brief in others:
+                room -= len(brief) + 2
+                if room < 0:
+                    break
+                shown.append(brief)
+            more = (
+                f", … {len(others) - len(shown)} more (open the card without columns)"
+                if len(shown) < len(others)
+                else ""
+            )
+            lines.append(f"Other columns ({len(others)}): " + ", ".join(shown) + more)
         return "\n".join(lines)
     details = [column_detail(c) for c in all_columns]
     full = "\n".join([*lines, f"Columns ({len(all_columns)}):", *(f"- {d}" for d in details)])

@@ -7,6 +7,7 @@ in `denied_tables`. Copies are never removed, only placed directly behind their 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +26,10 @@ from search.ordering import place_copies, take_slots
 from search.query_text import tsquery
 
 DEFAULT_K = 8
+#: A term of digits and date punctuation only ("2024", "2024-03") is a filter value, not a name of anything: as a
+#: ranking of its own it would put every table with a year in its name (partitions, dated snapshots) ahead of the
+#: table the question is about. The question's own ranking still weighs it once.
+_FILTER_VALUE = re.compile(r"^[\d\s./:-]+$")
 MAX_K = 30
 RETRIEVE = 60
 RERANK_DEPTH = 20
@@ -144,7 +149,7 @@ def search_tables(
     """The k best candidate tables for the question that `principal` may see, and the denied ones by name."""
     _validate(request)
     choices, total, pinned = _choices(session, principal, request.databases)
-    texts = [request.question, *(t for t in request.terms if t.strip())]
+    texts = [request.question, *(t for t in request.terms if t.strip() and not _FILTER_VALUE.match(t))]
     vectors = encoders.embedder.embed(texts)
     first_hits: list[queries.Hit] | None = None
     if choices and "semantic" in request.signals:

@@ -171,6 +171,13 @@ def test_joins(analysed: tuple[Installation, Any]) -> None:
     assert inferred, returns["joins"]
     assert "sampled values found" in inferred[0]["basis"]
     assert report.joins_declared >= 4
+    # every card shows its joins from its own side: ORD_MST's card names the tables that join to it
+    orders = card(installation, "ORD_MST")["joins"]
+    assert orders
+    assert all(j["to"] != "ORD_MST" for j in orders), orders
+    assert {"to": "ORD_DTL_H", "from_columns": ["ORD_NO"], "to_columns": ["ORD_NO"]}.items() <= next(
+        j for j in orders if j["to"] == "ORD_DTL_H"
+    ).items()
     copies = {"ORD_MST_BAK", "ORD_MST_202312", "CUST_MST_TMP"}
     for name in copies:
         assert all(j["kind"] == "declared" for j in card(installation, name)["joins"])

@@ -102,6 +102,12 @@ def test_cut_columns_can_be_opened() -> None:
     assert "attribute number 398" in text
     assert "No such column: nope" in text
     assert "attribute number 397" not in text
+    # the other columns are still named, with their types, so SQL on them needs no second card
+    assert "Other columns (398): ATTR_000 VARCHAR(40) PK, ATTR_001 VARCHAR(40)," in text
+    assert "more (open the card without columns)" in text  # as many as the budget holds
+    assert len(text) <= 6000
+    small = render_card(wide_card(12), columns=["ATTR_003"])
+    assert small.endswith("ATTR_010 VARCHAR(40), ATTR_011 VARCHAR(40)")
 
 
 def test_copy_card_says_which_table_to_use() -> None:

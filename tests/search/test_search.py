@@ -171,3 +171,16 @@ def test_bad_input(world: World, question: str, options: dict[str, Any], message
 def test_pinning_a_database_the_user_may_not_query(world: World) -> None:
     with pytest.raises(SearchInputError, match="you may not query database 'billing'"):
         world.search("invoices", user="U_GUEST", databases=["billing"])
+
+
+def test_a_year_given_as_a_term_does_not_rank_tables_named_after_it_first(world: World) -> None:
+    question = "How many orders were placed in 2024?"
+    for values in (["2024"], ["2024-01", " 2024/06/30 "]):
+        assert names(world.search(question, databases=["erp"], terms=values)) == names(
+            world.search(question, databases=["erp"])
+        )
+    with_year = world.search(question, databases=["erp"], terms=["ORD_MST", "2024"])
+    assert names(with_year) == names(world.search(question, databases=["erp"], terms=["ORD_MST"]))
+    # a term with words in it is searched on its own as before
+    sales = world.search("What were the sales in 2024?", databases=["erp"], terms=["sales 2024"])
+    assert names(sales)[0] == "SALES_2024"

@@ -7,12 +7,20 @@ without the server's text, which for some servers quotes the key back).
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from workers.models.deadline import CallDeadline
-from workers.models.types import ModelError, ModelTimeout
+from workers.models.types import ContextExceeded, ModelError, ModelTimeout
 
 _MAX_DETAIL = 300
+#: How servers say that the request does not fit the context window: llama.cpp ("exceeds the available context
+#: size"), OpenAI and vLLM ("maximum context length"), Anthropic ("prompt is too long").
+_CONTEXT_EXCEEDED = re.compile(
+    r"exceeds? the (?:available|training) context|maximum context length|context[_ ]length[_ ]exceeded|"
+    r"prompt is too long|exceed_context_size",
+    re.IGNORECASE,
+)
 
 
 def mask_secret(text: str, secret: str | None) -> str:
@@ -36,6 +44,10 @@ def status_failure(
     *, vendor: str, endpoint: str, status: int, api_message: str | None, secret: str | None, key_variable: str
 ) -> ModelError:
     """The error for an HTTP error answer (after the SDK's own retries)."""
+    if status in (400, 413) and api_message and _CONTEXT_EXCEEDED.search(api_message):
+        return ContextExceeded(
+            f"the conversation outgrew the context window of the model at {endpoint}: {_detail(api_message, secret)}"
+        )
     if status == 401:
         return ModelError(f"{vendor} at {endpoint} rejected the API key (HTTP 401); check {key_variable}")
     if status == 403:

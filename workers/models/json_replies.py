@@ -111,6 +111,10 @@ ANSWERING_TOOL = "run_sql"
 #: to the model with the error to fix first.
 SQL_ATTEMPTS = 3
 NO_PERMISSION = "no permission"
+#: How run_sql's result starts when the model resent a statement that already failed in this turn (it is not run
+#: again). With tools-first replies, run_sql is then not offered for the next reply and the answer is: a small model
+#: that resends a failing statement once resends it until the round limit.
+REPEATED_SQL = "error: this exact statement already failed"
 #: With tools-first replies, the only tool offered again right after it was called: run_sql, whose error result asks
 #: for a corrected statement. A small model with greedy sampling otherwise repeats the same search or card round after
 #: round instead of reading the result it has.
@@ -122,16 +126,25 @@ REPEATABLE = frozenset({ANSWERING_TOOL})
 #: step is SQL on the tables whose cards are open, a join path, another card, or the note, not another search.
 FINDING = frozenset({"search_tables", "list_tables"})
 CARD_TOOL = "open_table_card"
+#: Before a card is open in a question turn: no join path (it is for tables whose cards are open) and one search
+#: (after it, a card, or a table list when the search missed), so a small model cannot go round searching, listing
+#: and asking for join paths without ever opening a card.
+SEARCH_TOOL = "search_tables"
+JOIN_TOOL = "find_join_path"
 
 
 def next_tools(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
     """The tools the next tools-first reply may call: none right after run_sql returned rows (the reply is the answer);
     otherwise all of them less the tool (other than run_sql) that the model's latest reply called, whose result it
-    has already, less run_sql until a card is open, and less the finding tools once one is."""
+    has already, less run_sql (and, in a question turn, the join path and a second search) until a card is open, and
+    less the finding tools once one is."""
     calls = _calls_since_message(messages)
     if calls and _sql_succeeded(messages):
         return []
-    return _after(calls, tools)
+    after = _after(calls, tools)
+    if _sql_repeated(messages):
+        after = [tool for tool in after if tool.name != ANSWERING_TOOL]
+    return after
 
 
 def _after(calls: Sequence[set[str]], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
@@ -142,6 +155,10 @@ def _after(calls: Sequence[set[str]], tools: Sequence[ToolSpec]) -> list[ToolSpe
         dropped |= FINDING
     elif CARD_TOOL in offered:
         dropped.add(ANSWERING_TOOL)  # the rules: open the card of every table the SQL uses before writing SQL
+        if ANSWERING_TOOL in offered:
+            dropped.add(JOIN_TOOL)
+            if any(SEARCH_TOOL in names for names in calls):
+                dropped.add(SEARCH_TOOL)
     return [tool for tool in tools if tool.name not in dropped] or list(tools)
 
 
@@ -164,6 +181,14 @@ def _sql_succeeded(messages: Sequence[Message]) -> bool:
     return any(r.name == ANSWERING_TOOL and not r.is_error for r in latest.tool_results)
 
 
+def _sql_repeated(messages: Sequence[Message]) -> bool:
+    """Whether the latest message holds a run_sql result refusing a statement that already failed."""
+    latest = messages[-1] if messages else None
+    if latest is None or latest.role != "user":
+        return False
+    return any(r.name == ANSWERING_TOOL and r.content.startswith(REPEATED_SQL) for r in latest.tool_results)
+
+
 def may_answer(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
     """Whether a tools-first reply may be the answer. With run_sql offered: once, since the user's latest message
     (text, not tool results), run_sql has returned rows, or said the user has no permission, or failed
@@ -176,7 +201,7 @@ def may_answer(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
     if ANSWERING_TOOL not in offered:
         return bool(results)
     sql = [r for r in results if r.name == ANSWERING_TOOL]
-    if any(not r.is_error or r.content.startswith(NO_PERMISSION) for r in sql):
+    if any(not r.is_error or r.content.startswith((NO_PERMISSION, REPEATED_SQL)) for r in sql):
         return True
     return len(sql) >= SQL_ATTEMPTS
 

@@ -66,6 +66,7 @@ class OpenAIProvider:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         max_retries: int = openai.DEFAULT_MAX_RETRIES,
         tools_first: bool = False,
+        compact_results: bool = False,
         label: str | None = None,
     ) -> None:
         if not model:
@@ -76,6 +77,7 @@ class OpenAIProvider:
         self.label = label or f"openai:{model}"
         self.tools_mode: ToolsMode = tools_mode
         self.tools_first = tools_first
+        self.compact_results = compact_results
         self.max_tokens = max_tokens
         self._api_key = api_key or None
         self._base_url = base_url or DEFAULT_BASE_URL

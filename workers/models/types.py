@@ -69,6 +69,9 @@ class ModelReply:
 class ModelProvider(Protocol):
     #: "anthropic:<model>" or "openai:<model>", as stored with every round.
     label: str
+    #: Whether tool results should be written briefly (fewer candidates, no code lists, shorter cards): for small
+    #: models on a CPU, where every input token costs time and a long result crowds out the rules.
+    compact_results: bool
 
     def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
@@ -83,3 +86,7 @@ class ModelError(TablescoutError):
 
 class ModelTimeout(ModelError):
     """The model did not answer within the time left to the turn."""
+
+
+class ContextExceeded(ModelError):
+    """The conversation no longer fits the model's context window (a small local model's, typically)."""

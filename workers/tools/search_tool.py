@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -21,6 +22,12 @@ from workers.tools.base import (
 
 HEAD_CHARS = 220
 LISTED_NAMES = 300
+#: For a small model (ToolContext.compact): fewer candidates, a shorter head without the "Table X in db (engine):"
+#: preamble, no code lists (the card has them) and one column to watch.
+COMPACT_K = 5
+COMPACT_HEAD_CHARS = 150
+
+_PREAMBLE = re.compile(r"^Table \S+ in \S+ \([^)]*\):\s*")
 
 SEARCH_SPEC = ToolSpec(
     name="search_tables",
@@ -55,16 +62,21 @@ LIST_SPEC = ToolSpec(
 )
 
 
-def _candidate_line(rank: int, candidate: Candidate) -> list[str]:
+def _candidate_line(rank: int, candidate: Candidate, compact: bool = False) -> list[str]:
     role = candidate.role if candidate.copy_of is None else f"{candidate.role} of {candidate.copy_of}"
     head = " ".join(candidate.head.split())
-    if len(head) > HEAD_CHARS:
-        head = head[: HEAD_CHARS - 1] + "…"
+    limit = HEAD_CHARS
+    if compact:
+        head = _PREAMBLE.sub("", head, count=1)
+        limit = COMPACT_HEAD_CHARS
+    if len(head) > limit:
+        head = head[: limit - 1] + "…"
     lines = [f"{rank}. {candidate.database}.{candidate.table} [{role}] {head}"]
-    if candidate.codes:
+    if candidate.codes and not compact:
         lines.append("   codes: " + "; ".join(f"{k}: {v}" for k, v in list(candidate.codes.items())[:3]))
     if candidate.watch:
-        lines.append("   watch: " + "; ".join(f"{k}: {v}" for k, v in list(candidate.watch.items())[:3]))
+        shown = list(candidate.watch.items())[: 1 if compact else 3]
+        lines.append("   watch: " + "; ".join(f"{k}: {v}" for k, v in shown))
     for note in candidate.notes[:3]:
         lines.append(f"   note: {note['text'][:200]}")
     return lines
@@ -76,7 +88,7 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     databases = list_argument(arguments, "databases") or list(context.pins)
     if context.pins:
         databases = list(context.pins)  # the user's pin wins over the model's choice
-    k = arguments.get("k", DEFAULT_K)
+    k = arguments.get("k", COMPACT_K if context.compact else DEFAULT_K)
     if not isinstance(k, int) or isinstance(k, bool):
         raise ToolInputError("argument 'k' must be an integer")
     request = SearchRequest(question=question, databases=databases, terms=list_argument(arguments, "terms"), k=k)
@@ -90,7 +102,7 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     if not result.candidates:
         lines.append("No candidate tables. Try other words, terms, or list_tables.")
     for rank, candidate in enumerate(result.candidates, start=1):
-        lines.extend(_candidate_line(rank, candidate))
+        lines.extend(_candidate_line(rank, candidate, context.compact))
     if result.denied_tables:
         lines.append("denied_tables (exist, but this user has no permission): " + ", ".join(result.denied_tables))
     return ToolOutput("\n".join(lines))

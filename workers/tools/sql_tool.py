@@ -14,7 +14,9 @@ from core.store.repositories import catalog as catalog_repo
 from workers.models.types import ToolSpec
 from workers.sql.guard import SqlRefused, check_query, dialect_for
 from workers.sql.limits import SqlLimits
+from workers.sql.repair import repair
 from workers.sql.service import SqlOutcome, run_sql
+from workers.tools import sql_help
 from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, text_argument
 from workers.tools.copy_rule import mentions
 from workers.turns.answers import json_value
@@ -91,6 +93,13 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     source = queryable_source(context, label)
     limits = SqlLimits()
     dialect = dialect_for(source.engine)
+    repaired = repair(sql, dialect, sql_help.qualifiers(context, source)) if dialect is not None else None
+    asked = sql
+    if repaired is not None:
+        sql = repaired.sql
+    repeated = sql_help.earlier_failure(context, source.name, [asked, sql])
+    if repeated is not None:
+        return ToolOutput(repeated, is_error=True)
     names: list[tuple[str | None, str]] = []
     if dialect is not None:
         try:
@@ -124,6 +133,9 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         tool_call_id=context.tool_call_id,
     )
     text = result_text(outcome, limits)
+    if outcome.status == "error" and outcome.error is not None:
+        hint = sql_help.error_hint(context, source, names, sql, outcome.error)
+        text = f"{text}\n{hint}" if hint else text
     context.sql_runs.append(
         SqlRecord(
             outcome.database,
@@ -134,8 +146,9 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             None if outcome.status == "ok" else text,
         )
     )
+    shown = f"Ran as: {sql}\n({'; '.join(repaired.changes)})\n{text}" if repaired is not None else text
     if outcome.status != "ok":
-        return ToolOutput(text, is_error=True)
+        return ToolOutput(shown, is_error=True)
     for schema, name in names:
         row = catalog_repo.find_table(context.session, source.id, name, schema)
         if row is not None:
@@ -144,7 +157,7 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         context.use(qualified)
         if row is not None and row.copy_of_id is not None and qualified not in context.copies_used:
             context.copies_used.append(qualified)  # allowed only because the user asked about it: say so
-    return ToolOutput(text)
+    return ToolOutput(shown)
 
 
 SQL_TOOL = Tool(SQL_SPEC, run, lambda args: f"Running SQL on {args.get('database', '?')}…")

@@ -22,7 +22,15 @@ from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
 from search.service import Encoders
-from workers.models.types import Message, ModelError, ModelProvider, ModelReply, ModelTimeout, ToolResult
+from workers.models.types import (
+    ContextExceeded,
+    Message,
+    ModelError,
+    ModelProvider,
+    ModelReply,
+    ModelTimeout,
+    ToolResult,
+)
 from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
 from workers.tools.toolbox import ToolRunner, tools_for
@@ -109,6 +117,7 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
         user_texts=[*own_texts, turn.question],
         turn_id=turn.id,
         may_query=bool(listing.allowed),
+        compact=env.provider.compact_results,
     )
     opening = first
     turn.first_model_call_at = turn.first_model_call_at or turn_repo.now()  # only the request lies between
@@ -228,6 +237,10 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
                 return _finish(env, run, "answered", reply.text.strip(), None)
         answer = partial_answer(f"it needed more than {env.settings.max_rounds} rounds", run.last_text, run.context)
         return _finish(env, run, "partial", answer, "round limit")
+    except ContextExceeded as exc:
+        log.info("turn %s: %s", turn_id, exc)
+        reason = "the conversation grew longer than the model can read at once"
+        return _finish(env, run, "partial", partial_answer(reason, run.last_text, run.context), str(exc))
     except ModelTimeout as exc:
         answer = partial_answer(f"the model did not answer in time ({exc})", run.last_text, run.context)
         return _finish(env, run, "partial", answer, str(exc))

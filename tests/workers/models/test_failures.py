@@ -12,7 +12,7 @@ from tests.fakes.model_server import Fail, FakeModelServer, Say, Slow
 from tests.workers.models.conftest import ANTHROPIC_KEY, KINDS, OPENAI_KEY, TOOLS, Kit, make_provider
 from workers.models.anthropic_provider import AnthropicProvider
 from workers.models.openai_provider import OpenAIProvider
-from workers.models.types import Message, ModelError, ModelTimeout
+from workers.models.types import ContextExceeded, Message, ModelError, ModelTimeout
 
 QUESTION = Message("user", "How many orders shipped to Busan last month?")
 #: How far past its deadline a call may end (thread wake-up, closing the connection).
@@ -163,3 +163,30 @@ def test_fewer_retries_can_be_configured(kit: Kit) -> None:
     assert len(server.requests) == 1
     server.script([])
     provider.close()
+
+
+CONTEXT_MESSAGES = {
+    "anthropic": "prompt is too long: 210000 tokens > 200000 maximum",
+    "openai": "request (13021 tokens) exceeds the available context size (12288 tokens), try increasing it",
+}
+
+
+def test_a_conversation_outgrowing_the_context_is_its_own_error(kit: Kit) -> None:
+    message = CONTEXT_MESSAGES["anthropic" if kit.kind == "anthropic" else "openai"]
+    kit.server.script([Fail(400, kit.server.error_body(400, message))])
+
+    with pytest.raises(ContextExceeded) as caught:
+        kit.provider.complete("system", [QUESTION], TOOLS, timeout_s=10)
+
+    assert "outgrew the context window" in str(caught.value)
+    assert len(kit.server.requests) == 1  # a 400 is not retried
+
+
+def test_another_bad_request_stays_a_plain_model_error(kit: Kit) -> None:
+    kit.server.script([Fail(400, kit.server.error_body(400, "messages: at least one message is required"))])
+
+    with pytest.raises(ModelError) as caught:
+        kit.provider.complete("system", [QUESTION], TOOLS, timeout_s=10)
+
+    assert not isinstance(caught.value, ContextExceeded)
+    assert "HTTP 400" in str(caught.value)

@@ -89,6 +89,11 @@ def test_once_a_card_is_open_the_next_step_is_not_another_search() -> None:
     assert json_replies.next_tools([QUESTION, *called("open_table_card")], tools) == [join, SQL]
     opened = [QUESTION, *called("search_tables"), *called("open_table_card"), *called("run_sql", error=True)]
     assert json_replies.next_tools(opened, tools) == [CARD, join, SQL]
+    # before a card is open: no join path, and after one search a card or a table list, never a second search
+    assert json_replies.next_tools([QUESTION], tools) == [SEARCH, CARD, listing]
+    searched = [QUESTION, *called("search_tables")]
+    assert json_replies.next_tools(searched, tools) == [CARD, listing]
+    assert json_replies.next_tools([*searched, *called("list_tables")], tools) == [CARD]
     # a note turn: after the card, the note
     assert json_replies.next_tools([QUESTION, *called("open_table_card")], (SEARCH, CARD, listing, note)) == [note]
     # a call from an earlier question does not count for the new one

@@ -1,0 +1,128 @@
+"""Rewriting the model's SQL where it uses what the source's engine lacks, before the guard sees it.
+
+Two mistakes every model makes, small ones all the time, have one correct reading and are fixed rather than sent
+back for another round:
+- a table qualified with the tablescout database name (`erp.ORD_MST`) where that name is not a schema of the source:
+  the qualifier is dropped (the query runs on that database anyway);
+- on SQLite, MySQL/PostgreSQL date-part functions SQLite does not have: `YEAR(x)`, `MONTH(x)`, `DAY(x)`,
+  `EXTRACT(YEAR FROM x)` (and MONTH, DAY, HOUR, MINUTE, SECOND) become `CAST(STRFTIME('%Y', x) AS INTEGER)` and so
+  on; `DATE_FORMAT(x, fmt)` becomes `STRFTIME(fmt, x)` with MySQL's format letters translated; `NOW()` and
+  `CURDATE()` become `DATETIME('now')` and `DATE('now')`.
+
+The rewritten statement is what runs and what is recorded, and the model is told what changed, so the SQL shown to
+the user is the SQL that ran. Anything that does not parse is left alone: the guard then reports the parse error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+_PARTS: dict[type[exp.Expr], tuple[str, str]] = {
+    exp.Year: ("YEAR", "%Y"),
+    exp.Month: ("MONTH", "%m"),
+    exp.Day: ("DAY", "%d"),
+    exp.DayOfMonth: ("DAYOFMONTH", "%d"),
+}
+_EXTRACT_FORMATS = {"YEAR": "%Y", "MONTH": "%m", "DAY": "%d", "HOUR": "%H", "MINUTE": "%M", "SECOND": "%S"}
+#: MySQL DATE_FORMAT letters and their SQLite strftime spelling; a format using any other letter (%M is the month
+#: name in MySQL but the minute in SQLite) is not rewritten.
+_MYSQL_FORMAT = {
+    "%Y": "%Y",
+    "%m": "%m",
+    "%d": "%d",
+    "%H": "%H",
+    "%j": "%j",
+    "%w": "%w",
+    "%%": "%%",
+    "%i": "%M",
+    "%s": "%S",
+    "%S": "%S",
+    "%T": "%H:%M:%S",
+}
+_NOW = {"NOW": "DATETIME", "CURDATE": "DATE", "SYSDATE": "DATETIME"}
+
+
+@dataclass(frozen=True)
+class Repaired:
+    sql: str
+    changes: tuple[str, ...]
+
+
+def repair(sql: str, dialect: str, database_names: Collection[str] = ()) -> Repaired | None:
+    """`sql` rewritten for `dialect`, or None when nothing needed changing (or it does not parse).
+
+    `database_names` are the names the source goes by in tablescout (name and aliases) that are not schemas of the
+    source: a table qualified with one of them loses the qualifier.
+    """
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (SqlglotError, RecursionError, ValueError):
+        return None
+    if len(statements) != 1:
+        return None
+    changes: list[str] = []
+    own = {name.lower(): name for name in database_names}
+    tree = statements[0].transform(lambda node: _rewrite(node, dialect, own, changes), copy=True)
+    if not changes:
+        return None
+    return Repaired(sql=tree.sql(dialect=dialect), changes=tuple(dict.fromkeys(changes)))
+
+
+def _rewrite(node: exp.Expr, dialect: str, own: dict[str, str], changes: list[str]) -> exp.Expr:
+    if isinstance(node, exp.Table) and own:
+        schema = node.args.get("db")
+        if isinstance(schema, exp.Identifier) and node.args.get("catalog") is None and schema.name.lower() in own:
+            changes.append(f"dropped the database name {own[schema.name.lower()]} before table names")
+            node = node.copy()
+            node.set("db", None)
+            return node
+    if dialect != "sqlite":
+        return node
+    for kind, (name, fmt) in _PARTS.items():
+        if type(node) is kind and isinstance(node.this, exp.Expr):
+            changes.append(f"SQLite has no {name}(); used STRFTIME('{fmt}', …)")
+            return _date_part(node.this, fmt)
+    if isinstance(node, exp.Extract) and isinstance(node.expression, exp.Expr):
+        unit = node.this.name.upper() if isinstance(node.this, exp.Expr) else ""
+        if unit in _EXTRACT_FORMATS:
+            changes.append(f"SQLite has no EXTRACT(); used STRFTIME('{_EXTRACT_FORMATS[unit]}', …)")
+            return _date_part(node.expression, _EXTRACT_FORMATS[unit])
+    if isinstance(node, exp.Anonymous):
+        name = str(node.name).upper()
+        if name == "DATE_FORMAT" and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal):
+            value, pattern = node.expressions
+            translated = _strftime(pattern.name)
+            if translated is not None:
+                changes.append("SQLite has no DATE_FORMAT(); used STRFTIME()")
+                return exp.Anonymous(this="STRFTIME", expressions=[exp.Literal.string(translated), value])
+        if name in _NOW and not node.expressions:
+            changes.append(f"SQLite has no {name}(); used {_NOW[name]}('now')")
+            return exp.Anonymous(this=_NOW[name], expressions=[exp.Literal.string("now")])
+    return node
+
+
+def _date_part(value: exp.Expr, fmt: str) -> exp.Expr:
+    strftime = exp.Anonymous(this="STRFTIME", expressions=[exp.Literal.string(fmt), value.copy()])
+    return exp.Cast(this=strftime, to=exp.DataType.build("INTEGER"))
+
+
+def _strftime(mysql_format: str) -> str | None:
+    """SQLite's spelling of a MySQL DATE_FORMAT pattern; None when it uses a letter without a sure equivalent."""
+    out = []
+    index = 0
+    while index < len(mysql_format):
+        if mysql_format[index] != "%":
+            out.append(mysql_format[index])
+            index += 1
+            continue
+        pair = mysql_format[index : index + 2]
+        if pair not in _MYSQL_FORMAT:
+            return None
+        out.append(_MYSQL_FORMAT[pair])
+        index += 2
+    return "".join(out)
