@@ -131,13 +131,17 @@ CARD_TOOL = "open_table_card"
 #: and asking for join paths without ever opening a card.
 SEARCH_TOOL = "search_tables"
 JOIN_TOOL = "find_join_path"
+#: Once a card is open in a question turn: one join path, and at most this many cards (the rules: open the one to
+#: three most promising); then SQL, so a small model cannot alternate between cards and join paths until the round
+#: limit.
+MAX_CARDS = 3
 
 
 def next_tools(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[ToolSpec]:
     """The tools the next tools-first reply may call: none right after run_sql returned rows (the reply is the answer);
     otherwise all of them less the tool (other than run_sql) that the model's latest reply called, whose result it
     has already, less run_sql (and, in a question turn, the join path and a second search) until a card is open, and
-    less the finding tools once one is."""
+    less the finding tools once one is (in a question turn also a second join path, and a fourth card)."""
     calls = _calls_since_message(messages)
     if calls and _sql_succeeded(messages):
         return []
@@ -153,6 +157,11 @@ def _after(calls: Sequence[set[str]], tools: Sequence[ToolSpec]) -> list[ToolSpe
     dropped = (set(calls[-1]) - REPEATABLE) if calls else set()
     if card_open:
         dropped |= FINDING
+        if ANSWERING_TOOL in offered:
+            if any(JOIN_TOOL in names for names in calls):
+                dropped.add(JOIN_TOOL)
+            if sum(CARD_TOOL in names for names in calls) >= MAX_CARDS:
+                dropped.add(CARD_TOOL)
     elif CARD_TOOL in offered:
         dropped.add(ANSWERING_TOOL)  # the rules: open the card of every table the SQL uses before writing SQL
         if ANSWERING_TOOL in offered:

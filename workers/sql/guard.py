@@ -193,6 +193,11 @@ def _check_node(node: exp.Expr, dialect: str) -> None:
         raise SqlRefused("locking clauses (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) are not allowed")
     if isinstance(node, exp.PropertyEQ):
         raise SqlRefused("assigning variables (:=) is not allowed")
+    if isinstance(node, exp.Placeholder | exp.Parameter):
+        raise SqlRefused(
+            f"the SQL has a parameter or variable ({node.sql(dialect=dialect)}) and nothing is bound to it; "
+            "write the values themselves into the statement"
+        )
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
         raise SqlRefused(f"schema-qualified function calls ({node.sql(dialect=dialect)}) are not allowed")
     if isinstance(node, exp.Func) and not is_allowed(node, dialect):

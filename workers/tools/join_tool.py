@@ -36,7 +36,7 @@ JOIN_SPEC = ToolSpec(
         "type": "object",
         "properties": {
             "database": {"type": "string"},
-            "tables": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+            "tables": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": MAX_TABLES},
         },
         "required": ["database", "tables"],
     },

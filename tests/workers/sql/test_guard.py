@@ -17,6 +17,10 @@ ATTACKS = [
     (("postgres",), "WITH u AS (UPDATE ORD_MST SET TOT_AMT = 0 RETURNING *) SELECT count(*) FROM u", "UPDATE"),
     (("postgres",), "WITH i AS (INSERT INTO CUST_MST (CUST_ID) VALUES ('X') RETURNING *) SELECT * FROM i", "INSERT"),
     (DIALECTS, "SELECT 1; DROP TABLE ORD_MST", "one statement"),
+    # placeholders: nothing is bound to them, so the model is told to write the value in
+    (("sqlite", "postgres"), "SELECT COUNT(*) FROM CUST_MST WHERE CUST_ID = ? LIMIT 1", "nothing is bound"),
+    (("sqlite",), "SELECT COUNT(*) FROM CUST_MST WHERE CUST_ID = :cust", "write the values"),
+    (("postgres",), "SELECT COUNT(*) FROM CUST_MST WHERE CUST_ID = $1", "($1)"),
     (DIALECTS, "COMMIT; DELETE FROM ORD_MST", "one statement"),
     (DIALECTS, "DELETE FROM ORD_MST", "only queries"),
     (DIALECTS, "UPDATE ORD_MST SET TOT_AMT = 0", "only queries"),

