@@ -8,9 +8,12 @@ Two ways to get tool calls out of a model:
   models) the answer is offered only once run_sql has returned rows (or said "no permission", or failed three times;
   where run_sql is not offered, once any tool has run) since the user's message, because a small model otherwise
   answers a data question with a number it made up; the reply right after run_sql returned rows must be the answer;
-  a tool other than run_sql is not offered again right after it was called; run_sql is offered once a card is open,
-  and search_tables and list_tables are not offered then, because such a model otherwise writes SQL on guessed
-  names, or goes round searching, opening cards and rerunning the same SQL instead of answering.
+  a tool other than run_sql is not offered again right after it was called; before a card is open there is one
+  search and no join path; run_sql is offered once a card is open, and search_tables and list_tables are not offered
+  then, nor a second join path or a fourth card; run_sql is not offered right after it refused a statement that had
+  already failed. Such a model otherwise writes SQL on guessed names, or goes round searching, opening cards and
+  rerunning the same SQL instead of answering (see json_replies.next_tools). `compact_results` asks the tools for
+  brief results (ModelProvider.compact_results).
 
 Replies that cannot be used are errors, not silent empty replies: tool-call arguments that are not a JSON object, and
 in json mode a reply outside the format, raise ModelError. Call ids the server leaves out (or repeats) are generated.
