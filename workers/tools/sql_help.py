@@ -28,6 +28,7 @@ from workers.tools.base import ToolContext
 HINT_COLUMNS = 40
 HINT_TABLES = 3
 
+_UNREACHABLE = "error: cannot reach database"
 _UNKNOWN_COLUMN = re.compile(
     r"no such column: (?P<a>[\w.]+)|Unknown column '(?P<b>[^']+)'|column \"?(?P<c>[\w.]+)\"? does not exist",
     re.IGNORECASE,
@@ -52,7 +53,9 @@ def earlier_failure(context: ToolContext, database: str, statements: Sequence[st
     """The error text for a statement in `statements` that already failed on `database` in this turn, or None."""
     wanted = {_normal(sql) for sql in statements}
     for record in reversed(context.sql_runs):
-        if record.database == database and record.error is not None and _normal(record.sql) in wanted:
+        if record.error is None or record.error.startswith(_UNREACHABLE):
+            continue  # a database that could not be reached may answer the same statement now
+        if record.database == database and _normal(record.sql) in wanted:
             return (
                 f"{REPEATED_SQL} in this conversation ({record.error}). "
                 "Do not send it again: change the statement (other table, columns or functions) or answer that "

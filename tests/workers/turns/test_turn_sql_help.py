@@ -5,6 +5,9 @@ overflow of the local model's provider."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import cast
+
 from sqlalchemy import select
 
 from core.store.models import ExecutedSql
@@ -12,6 +15,8 @@ from tests.fakes.model_server import Call, Fail, FakeModelServer, FakeOpenAIServ
 from tests.turn_world import TurnWorld
 from tests.workers.turns.scripts import ORDERS_2024, candidates
 from workers.models.json_replies import REPEATED_SQL
+from workers.tools import sql_help
+from workers.tools.base import SqlRecord, ToolContext
 
 QUESTION = "How many orders were placed in 2024?"
 
@@ -121,3 +126,13 @@ def test_the_local_provider_reads_compact_results_and_ends_honestly_when_its_con
         "I could not finish this answer: the conversation grew longer than the model can read at once."
     )
     assert "outgrew the context window" in stored["error"]
+
+
+def test_only_a_database_that_answered_makes_a_statement_a_repeat() -> None:
+    sql = "SELECT COUNT(*) FROM ORD_MST"
+    unreachable = SqlRecord("erp", sql, [], [], False, "error: cannot reach database erp: connection refused")
+    context = cast(ToolContext, SimpleNamespace(sql_runs=[unreachable]))
+    assert sql_help.earlier_failure(context, "erp", [sql]) is None  # it may answer now: run it again
+    context.sql_runs.append(SqlRecord("erp", sql, [], [], False, "timeout: the query ran longer than 30 s"))
+    assert (sql_help.earlier_failure(context, "erp", [sql.lower() + " ;"]) or "").startswith(REPEATED_SQL)
+    assert sql_help.earlier_failure(context, "billing", [sql]) is None  # the same text on another database
