@@ -56,7 +56,7 @@ class AnthropicProvider:
             raise ValueError("an Anthropic model name is required")
         self.model = model
         self.label = f"anthropic:{model}"
-        self.compact_results = False
+        self.small_model = False
         self.max_tokens = max_tokens
         self._api_key = api_key
         self._base_url = base_url or DEFAULT_BASE_URL

@@ -12,8 +12,8 @@ Two ways to get tool calls out of a model:
   search and no join path; run_sql is offered once a card is open, and search_tables and list_tables are not offered
   then, nor a second join path or a fourth card; run_sql is not offered right after it refused a statement that had
   already failed. Such a model otherwise writes SQL on guessed names, or goes round searching, opening cards and
-  rerunning the same SQL instead of answering (see json_replies.next_tools). `compact_results` asks the tools for
-  brief results (ModelProvider.compact_results).
+  rerunning the same SQL instead of answering (see json_replies.next_tools). `small_model` marks a small model
+  (brief tool results, answers checked for made-up numbers: ModelProvider.small_model).
 
 Replies that cannot be used are errors, not silent empty replies: tool-call arguments that are not a JSON object, and
 in json mode a reply outside the format, raise ModelError. Call ids the server leaves out (or repeats) are generated.
@@ -69,7 +69,7 @@ class OpenAIProvider:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         max_retries: int = openai.DEFAULT_MAX_RETRIES,
         tools_first: bool = False,
-        compact_results: bool = False,
+        small_model: bool = False,
         label: str | None = None,
     ) -> None:
         if not model:
@@ -80,7 +80,7 @@ class OpenAIProvider:
         self.label = label or f"openai:{model}"
         self.tools_mode: ToolsMode = tools_mode
         self.tools_first = tools_first
-        self.compact_results = compact_results
+        self.small_model = small_model
         self.max_tokens = max_tokens
         self._api_key = api_key or None
         self._base_url = base_url or DEFAULT_BASE_URL

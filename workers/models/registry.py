@@ -66,7 +66,7 @@ def provider_from_settings(settings: Settings) -> ModelProvider | None:
             base_url=settings.openai_base_url or LOCAL_BASE_URL,
             tools_mode="json",
             tools_first=True,
-            compact_results=True,
+            small_model=True,
             max_tokens=LOCAL_MAX_TOKENS,
             label=f"local:{model}",
         )

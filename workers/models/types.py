@@ -69,9 +69,10 @@ class ModelReply:
 class ModelProvider(Protocol):
     #: "anthropic:<model>" or "openai:<model>", as stored with every round.
     label: str
-    #: Whether tool results should be written briefly (fewer candidates, no code lists, shorter cards): for small
-    #: models on a CPU, where every input token costs time and a long result crowds out the rules.
-    compact_results: bool
+    #: A small model on a CPU (the local provider): tool results are written briefly (fewer candidates, no code
+    #: lists, shorter cards), because every input token costs time and a long result crowds out the rules, and an
+    #: answer carrying a number that no tool returned is not passed on as an answer (such a model makes them up).
+    small_model: bool
 
     def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float

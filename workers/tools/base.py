@@ -61,7 +61,7 @@ class ToolContext:
     user_texts: list[str]  # what the asking user wrote in this conversation, newest last
     turn_id: int | None = None
     may_query: bool = True  # the user may query at least one database
-    compact: bool = False  # write results briefly, for a small model (ModelProvider.compact_results)
+    compact: bool = False  # write results briefly, for a small model (ModelProvider.small_model)
     tool_call_id: int | None = None
     opened: set[tuple[str, str]] = field(default_factory=set)  # (database, TABLE) cards opened this turn
     tables_used: list[str] = field(default_factory=list)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -46,3 +48,29 @@ def partial_answer(reason: str, last_text: str, context: ToolContext) -> str:
         parts.append(f"The last SQL that ran on {last.database} returned {len(last.rows)} row(s): {last.sql}")
     parts.append("Please ask again, perhaps more narrowly.")
     return "\n".join(parts)
+
+
+#: Numbers in an answer, as written ("4,750", "3691987750.5", "12.3"): digits with thousands separators and decimals.
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+#: Numbers below this may appear in an answer without a source ("2 tables", "the top 3").
+FREE_BELOW = 10
+#: How far an answer's number may be from a returned one and still be that number, rounded.
+ROUNDING = 0.005
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(match.replace(",", "")) for match in _NUMBER.findall(text)]
+
+
+def unsupported_numbers(answer: str, sources: Sequence[str]) -> list[str]:
+    """The numbers of `answer` (10 or more) that appear in none of `sources` (the question and the tool results),
+    exactly or rounded: the numbers a small model made up rather than read."""
+    known = [n for text in sources for n in numbers_in(text)]
+    missing = []
+    for match in _NUMBER.findall(answer):
+        value = float(match.replace(",", ""))
+        if value < FREE_BELOW:
+            continue
+        if not any(abs(value - k) <= ROUNDING * max(abs(k), 1.0) for k in known):
+            missing.append(match)
+    return missing

@@ -34,7 +34,7 @@ from workers.models.types import (
 from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
 from workers.tools.toolbox import ToolRunner, tools_for
-from workers.turns.answers import partial_answer, sql_json
+from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
 from workers.turns.first_input import database_list, render_first_input
 from workers.turns.history import thread_history
 from workers.turns.prompts import system_prompt
@@ -117,7 +117,7 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
         user_texts=[*own_texts, turn.question],
         turn_id=turn.id,
         may_query=bool(listing.allowed),
-        compact=env.provider.compact_results,
+        compact=env.provider.small_model,
     )
     opening = first
     turn.first_model_call_at = turn.first_model_call_at or turn_repo.now()  # only the request lies between
@@ -195,6 +195,16 @@ def _finish(env: TurnEnvironment, run: _Run, status: str, answer: str, error: st
     return TurnOutcome("finished", run.turn_id, status=status)
 
 
+def _made_up_numbers(env: TurnEnvironment, run: _Run, answer: str) -> list[str]:
+    """For a small model's answer to a question: the numbers in it that neither the conversation nor any tool
+    result holds (it made them up); [] otherwise."""
+    if not env.provider.small_model or run.intent != "question":
+        return []
+    before = run.messages[:-1]  # the last message is the reply itself; earlier answers of the thread count
+    sources = [m.text for m in before] + [r.content for m in before for r in m.tool_results]
+    return unsupported_numbers(answer, sources)
+
+
 def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = None) -> TurnOutcome:
     """Run turn `turn_id` to its one recorded answer, unless it is finished or another attempt holds it."""
     say = progress or (lambda _status: None)
@@ -234,6 +244,10 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
                         "the answer was cut off at the model's length limit", reply.text, run.context
                     )
                     return _finish(env, run, "partial", answer, "max_tokens")
+                made_up = _made_up_numbers(env, run, reply.text)
+                if made_up:
+                    reason = f"the model's answer gave {', '.join(made_up)}, which no query returned"
+                    return _finish(env, run, "partial", partial_answer(reason, "", run.context), "unsupported number")
                 return _finish(env, run, "answered", reply.text.strip(), None)
         answer = partial_answer(f"it needed more than {env.settings.max_rounds} rounds", run.last_text, run.context)
         return _finish(env, run, "partial", answer, "round limit")
