@@ -6,6 +6,7 @@ The same code runs in a Celery worker and in the console; only the environment d
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -202,6 +203,7 @@ def _made_up_numbers(env: TurnEnvironment, run: _Run, answer: str) -> list[str]:
         return []
     before = run.messages[:-1]  # the last message is the reply itself; earlier answers of the thread count
     sources = [m.text for m in before] + [r.content for m in before for r in m.tool_results]
+    sources += [json.dumps(c.arguments) for m in before for c in m.tool_calls]  # e.g. the year its SQL filtered on
     return unsupported_numbers(answer, sources)
 
 

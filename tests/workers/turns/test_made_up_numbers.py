@@ -7,7 +7,7 @@ import pytest
 
 from tests.fakes.model_server import Call, FakeOpenAIServer, Say
 from tests.turn_world import TurnWorld
-from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
+from tests.workers.turns.scripts import search_card_sql_answer
 from workers.turns.answers import unsupported_numbers
 
 RESULT = "COUNT(*)\n4750\n(1 row)"
@@ -52,12 +52,12 @@ def test_a_made_up_number_is_not_passed_on_as_the_answer(turn_world: TurnWorld, 
     )
     assert "456,789" not in stored["answer"].split("\n", 1)[1]
 
+    # numbers from the rows, and from the SQL that was run (the amount it filtered on), are the model's to repeat
+    big = "SELECT COUNT(*) FROM ORD_MST WHERE TOT_AMT > 123457"
     fake_openai.script(
-        search_card_sql_answer(
-            "How many orders were placed in 2024?", lambda _table: ORDERS_2024, "There were {value} orders."
-        )
+        search_card_sql_answer("How many orders were big?", lambda _table: big, "Orders over 123,457: {value}.")
     )
-    answered = turn_world.submit("How many orders were placed in 2024?", thread="supported number")
+    answered = turn_world.submit("How many orders were big?", thread="supported number")
     turn_world.run(turn_world.environment(fake_openai, model="local:small"), answered)
     assert turn_world.turn(answered)["status"] == "answered"
-    assert turn_world.turn(answered)["answer"] == f"There were {turn_world.erp_scalar(ORDERS_2024)} orders."
+    assert turn_world.turn(answered)["answer"] == f"Orders over 123,457: {turn_world.erp_scalar(big)}."
