@@ -127,6 +127,15 @@ def split_table(name: str) -> tuple[str | None, str]:
     return (schema or None), bare
 
 
+def visible_tables(context: ToolContext, source: Source) -> list[SourceTable]:
+    """The analysed tables of `source` that are visible and that the user may see."""
+    return [
+        t
+        for t in catalog_repo.tables_of(context.session, source.id)
+        if t.visible and context.principal.may_see(source.name, t.name, t.schema_name or None)
+    ]
+
+
 def visible_table(context: ToolContext, source: Source, name: str) -> SourceTable:
     """The analysed table `name` of `source` that the user may see; denied tables answer "no permission"."""
     schema, bare = split_table(name)
@@ -137,11 +146,7 @@ def visible_table(context: ToolContext, source: Source, name: str) -> SourceTabl
             "tell the user the data exists and they have no permission"
         )
     if row is None or row.card is None or not row.visible:
-        known = [
-            t.name
-            for t in catalog_repo.tables_of(context.session, source.id)
-            if t.visible and context.principal.may_see(source.name, t.name, t.schema_name or None)
-        ]
+        known = [t.name for t in visible_tables(context, source)]
         close = difflib.get_close_matches(bare.upper(), [k.upper() for k in known], n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else "; use search_tables to find tables"
         raise ToolInputError(f"{source.name} has no table {name!r}{hint}")

@@ -6,7 +6,6 @@ import re
 from fnmatch import fnmatchcase
 from typing import Any
 
-from core.store.repositories import catalog as catalog_repo
 from search.candidates import Candidate
 from search.service import DEFAULT_K, MAX_K, SearchInputError, SearchRequest, search_tables
 from workers.models.types import ToolSpec
@@ -18,6 +17,7 @@ from workers.tools.base import (
     list_argument,
     queryable_source,
     text_argument,
+    visible_tables,
 )
 
 HEAD_CHARS = 220
@@ -116,9 +116,7 @@ def run_list(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     if not any(ch in pattern for ch in "*?["):
         pattern = f"*{pattern}*"
     names = []
-    for table in catalog_repo.tables_of(context.session, source.id):
-        if not table.visible or not context.principal.may_see(source.name, table.name, table.schema_name or None):
-            continue
+    for table in visible_tables(context, source):
         qualified = f"{table.schema_name}.{table.name}" if table.schema_name else table.name
         if fnmatchcase(qualified.casefold(), pattern) or fnmatchcase(table.name.casefold(), pattern):
             names.append(qualified + ("" if table.role == "live" else f" ({table.role})"))

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 import sqlglot
+from sqlalchemy import select
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -22,7 +23,7 @@ from core.store.models import Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from workers.models.json_replies import REPEATED_SQL
 from workers.sql.guard import dialect_for
-from workers.tools.base import ToolContext
+from workers.tools.base import ToolContext, visible_tables
 
 #: Columns listed per table in a hint; the card has the rest.
 HINT_COLUMNS = 40
@@ -45,7 +46,10 @@ def _normal(sql: str) -> str:
 
 def qualifiers(context: ToolContext, source: Source) -> list[str]:
     """The source's tablescout name and aliases, less any that is also a schema of the source."""
-    schemas = {(t.schema_name or "").lower() for t in catalog_repo.tables_of(context.session, source.id)}
+    found = context.session.scalars(
+        select(SourceTable.schema_name).where(SourceTable.source_id == source.id).distinct()
+    )
+    schemas = {(schema or "").lower() for schema in found}
     return [name for name in [source.name, *source.aliases] if name.lower() not in schemas]
 
 
@@ -62,14 +66,6 @@ def earlier_failure(context: ToolContext, database: str, statements: Sequence[st
                 "you could not get the number."
             )
     return None
-
-
-def _visible_tables(context: ToolContext, source: Source) -> list[SourceTable]:
-    return [
-        t
-        for t in catalog_repo.tables_of(context.session, source.id)
-        if t.visible and context.principal.may_see(source.name, t.name, t.schema_name or None)
-    ]
 
 
 def _column_names(table: SourceTable) -> list[str]:
@@ -138,7 +134,7 @@ def _columns_hint(
 
 def _tables_hint(context: ToolContext, source: Source, unknown: str) -> str:
     bare = unknown.rsplit(".", 1)[-1]
-    known = {t.name.upper(): t.name for t in _visible_tables(context, source)}
+    known = {t.name.upper(): t.name for t in visible_tables(context, source)}
     close = difflib.get_close_matches(bare.upper(), list(known), n=HINT_TABLES, cutoff=0.5)
     if not close:
         return f"{source.name} has no table {bare}; find tables with search_tables."
