@@ -16,8 +16,9 @@ from bot.intake import EMPTY_NOTE, EMPTY_QUESTION, TURN_TASK, IncomingMessage, a
 from bot.relay import publish_pending
 from core.store.database import Store
 from core.store.models import Conversation, OutboxMessage, ProcessedEvent, Source, Turn
+from tests.redis_server import redis_url
 
-REDIS_URL = "redis://127.0.0.1:6379/14"
+REDIS_URL = redis_url(14)
 
 
 def message(text: str, **values: object) -> IncomingMessage:

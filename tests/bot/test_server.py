@@ -17,9 +17,10 @@ from core.settings import Settings
 from core.store.database import Store
 from tests.fakes.bot_server import ServerThread
 from tests.fakes.slack_server import FakeSlack
+from tests.redis_server import redis_url
 from tests.support import isolated_settings, run_cli
 
-REDIS_URL = "redis://127.0.0.1:6379/13"
+REDIS_URL = redis_url(13)
 
 
 def nothing(_name: str, _args: Any) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.model_server import FakeModelServer
+from tests.redis_server import redis_url
 from tests.support import REPO
 from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
 
@@ -162,6 +163,6 @@ def test_ask_refuses_bad_input_clearly(demo: tuple[Path, subprocess.CompletedPro
     no_broker = tablescout(home, "worker")
     assert no_broker.returncode == 1
     assert "TABLESCOUT_REDIS_URL is not set" in no_broker.stderr
-    no_model = tablescout(home, "worker", env={"TABLESCOUT_REDIS_URL": "redis://127.0.0.1:6379/13"})
+    no_model = tablescout(home, "worker", env={"TABLESCOUT_REDIS_URL": redis_url(13)})
     assert no_model.returncode == 1
     assert "no model is configured" in no_model.stderr

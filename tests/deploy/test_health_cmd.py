@@ -19,9 +19,10 @@ import pytest
 from core.store.embedded import EmbeddedServer
 from tests.conftest import create_scratch_database
 from tests.deploy.tooling import clean_env, run_command
+from tests.redis_server import redis_url
 from tests.support import REPO
 
-REDIS_URL = "redis://127.0.0.1:6379/9"
+REDIS_URL = redis_url(9)
 
 
 def free_port() -> int:

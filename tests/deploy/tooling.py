@@ -15,6 +15,7 @@ import pytest
 from pydantic import AliasChoices, SecretStr
 
 from core.settings import ENV_PREFIX, Settings
+from tests.redis_server import redis_url
 from tests.support import REPO
 
 DEPLOY = REPO / "deploy"
@@ -96,6 +97,6 @@ def assert_command_exists(argv: list[str], home: Path) -> None:
         local = DEPLOY / "sample" / script.name
         assert local.is_file(), f"{argv}: no {local}"
         argv = ["python", str(local), *argv[2:]]
-    env = clean_env(TABLESCOUT_HOME=str(home), TABLESCOUT_REDIS_URL="redis://127.0.0.1:6379/9")
+    env = clean_env(TABLESCOUT_HOME=str(home), TABLESCOUT_REDIS_URL=redis_url(9))
     result = run_command([*argv, "--help"], env)
     assert result.returncode == 0, f"{' '.join(argv)} --help failed:\n{result.stdout}\n{result.stderr}"

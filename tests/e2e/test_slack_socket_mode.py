@@ -16,6 +16,7 @@ from tests.e2e.conftest import CHANNEL, event_payload
 from tests.fakes.bot_server import ServerThread
 from tests.fakes.slack_server import BOT_USER_ID, FakeSlack
 from tests.fakes.slack_socket import FakeSocketMode
+from tests.redis_server import redis_url
 from tests.support import isolated_settings
 from tests.workers.turns.worker_support import wait_until
 
@@ -25,7 +26,7 @@ def test_a_mention_over_socket_mode_is_stored_then_acknowledged(store: Store, tm
     with FakeSlack() as slack, FakeSocketMode(slack) as socket:
         settings = isolated_settings(
             tmp_path,
-            redis_url="redis://127.0.0.1:6379/13",
+            redis_url=redis_url(13),
             slack_bot_token=slack.token,
             slack_app_token=slack.app_token,
             slack_api_url=slack.url,

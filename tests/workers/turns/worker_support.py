@@ -16,10 +16,11 @@ import redis
 from celery import Celery
 
 from tests.fakes.model_server import FakeModelServer
+from tests.redis_server import redis_url
 from tests.support import REPO
 from tests.turn_world import TurnWorld, model_settings
 
-REDIS_URL = "redis://127.0.0.1:6379/11"
+REDIS_URL = redis_url(11)
 TURN_TASK = "tablescout.turns.run"
 
 
