@@ -7,7 +7,7 @@ A redelivery of an event whose first delivery was never stored (the transaction 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from sqlalchemy import select, update
@@ -15,6 +15,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from bot.messages import parse_message
+from core.storable_text import storable, storable_value
 from core.store.models import OutboxMessage, ProcessedEvent
 from core.store.repositories import sources as source_repo
 from core.store.repositories import turns as turn_repo
@@ -49,8 +50,21 @@ class Accepted:
     reply: str | None = None  # an immediate answer when the message needs no turn (nothing to ask or remember)
 
 
+def storable_message(message: IncomingMessage) -> IncomingMessage:
+    """The message with every text in it storable (core.storable_text): a NUL character or an unpaired surrogate
+    in what a user wrote must not make the store refuse, and so lose, the whole message."""
+    changes: dict[str, Any] = {}
+    for item in fields(message):
+        value = getattr(message, item.name)
+        cleaned = storable(value) if isinstance(value, str) else storable_value(value)
+        if cleaned != value:
+            changes[item.name] = cleaned
+    return replace(message, **changes) if changes else message
+
+
 def accept(session: Session, message: IncomingMessage) -> Accepted:
     """Store the message as a turn and its job (or recognise a redelivery); the caller commits, then acknowledges."""
+    message = storable_message(message)
     first = session.execute(
         insert(ProcessedEvent)
         .values(platform=message.platform, event_id=message.event_id)

@@ -27,6 +27,7 @@ from bot.intake import Accepted, IncomingMessage, accept
 from bot.slack.web import SlackDeliveryError, SlackPoster, web_client
 from core.errors import ConfigError
 from core.settings import Settings
+from core.storable_text import storable
 from core.store.database import Store
 from core.store.repositories import turns as turn_repo
 
@@ -181,7 +182,11 @@ class SlackInbound:
     def _known_thread(self, team: str, channel: str, thread: str) -> bool:
         with self.store.transaction() as session:
             return turn_repo.conversation_exists(
-                session, platform="slack", workspace_id=team, channel_id=channel, thread_id=thread
+                session,
+                platform="slack",
+                workspace_id=storable(team),
+                channel_id=storable(channel),
+                thread_id=storable(thread),
             )
 
     def _store(self, message: IncomingMessage) -> Accepted:

@@ -2,6 +2,11 @@
 
 Tools a user may not use are not offered: a user who may query no database gets no database tools, a question
 turn gets no `save_note`, and a note turn gets no `run_sql`.
+
+A model's reply enters the turn through `ToolRunner.screen`: text that no store or database accepts (a NUL
+character, an unpaired surrogate) is cleaned out of its text and tool arguments, so the round can be recorded and
+the conversation sent back to the model; a call whose arguments held such text is refused with a message that
+says so (its SQL or search terms would not be what the model meant), and the model can send it again without.
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from core.errors import TablescoutError
+from core.storable_text import storable, storable_value, unstorable_in
 from core.store.repositories import turns as turn_repo
-from workers.models.types import ToolCallRequest, ToolResult, ToolSpec
+from workers.models.types import ModelReply, ToolCallRequest, ToolResult, ToolSpec
 from workers.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from workers.tools.card_tool import CARD_TOOL
 from workers.tools.join_tool import JOIN_TOOL
@@ -53,9 +60,33 @@ def _budgeted(text: str) -> str:
     return text[: RESULT_BUDGET - 80].rstrip() + "\n… (result shortened; ask for fewer columns or rows)"
 
 
+def _refusal(call: ToolCallRequest, problems: list[str]) -> str:
+    held = " and ".join(problems)
+    return (
+        f"the arguments of {call.name} held {held}, which no database or store accepts; "
+        "nothing was run. Send the call again without it."
+    )
+
+
 class ToolRunner:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = {t.spec.name: t for t in tools}
+        self._refused: dict[str, str] = {}  # call id -> why the call is not run
+
+    def screen(self, reply: ModelReply) -> ModelReply:
+        """The reply with its text and tool arguments storable; calls whose arguments were not are refused by
+        `run` (the message tells the model what was wrong)."""
+        calls = []
+        for call in reply.tool_calls:
+            problems = unstorable_in(call.arguments) + unstorable_in(call.name) + unstorable_in(call.id)
+            if problems:
+                log.warning("tool call %s: arguments hold %s; refused", storable(call.name), ", ".join(problems))
+                call = ToolCallRequest(
+                    id=storable(call.id), name=storable(call.name), arguments=storable_value(call.arguments)
+                )
+                self._refused[call.id] = _refusal(call, problems)
+            calls.append(call)
+        return replace(reply, text=storable(reply.text), tool_calls=tuple(calls))
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -71,6 +102,9 @@ class ToolRunner:
         tool = self.tools.get(call.name)
         started = time.perf_counter()
         try:
+            refused = self._refused.pop(call.id, None)
+            if refused is not None:
+                raise ToolInputError(refused)
             if tool is None:
                 offered = ", ".join(self.tools) or "none"
                 raise ToolInputError(f"there is no tool {call.name!r} in this conversation; tools: {offered}")
@@ -84,7 +118,7 @@ class ToolRunner:
         except Exception:
             log.exception("tool %s failed on %s", call.name, json.dumps(call.arguments)[:500])
             output = ToolOutput(f"error: {call.name} failed unexpectedly; try another way", is_error=True)
-        text = _budgeted(output.text)
+        text = storable(_budgeted(output.text))  # database values may hold NUL characters
         record.result_text = text
         record.result_chars = len(text)
         record.error = text if output.is_error else None

@@ -8,12 +8,16 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from core.storable_text import storable
 from workers.tools.base import SqlRecord, ToolContext
 
 
 def json_value(value: Any) -> Any:
-    """A result cell as JSON: exact integers stay integers, other decimals become floats, dates ISO text."""
-    if value is None or isinstance(value, bool | int | float | str):
+    """A result cell as JSON: exact integers stay integers, other decimals become floats, dates ISO text; text is
+    storable (a database value may hold a NUL character, which the store refuses)."""
+    if isinstance(value, str):
+        return storable(value)
+    if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
@@ -21,17 +25,17 @@ def json_value(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(bytes(value))} bytes>"
-    return str(value)
+    return storable(str(value))
 
 
 def sql_json(record: SqlRecord) -> dict[str, Any]:
     return {
         "database": record.database,
-        "sql": record.sql,
-        "columns": record.columns,
+        "sql": storable(record.sql),
+        "columns": [storable(c) for c in record.columns],
         "rows": [[json_value(v) for v in row] for row in record.rows],
         "truncated": record.truncated,
-        "error": record.error,
+        "error": storable(record.error) if record.error is not None else None,
     }
 
 

@@ -143,7 +143,7 @@ def _call_model(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: P
 
 def _round(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress) -> ModelReply:
     started = turn_repo.now()
-    reply = _call_model(env, run, runner, progress)
+    reply = runner.screen(_call_model(env, run, runner, progress))  # storable text and arguments from here on
     run.rounds += 1
     run.input_tokens += reply.usage.input_tokens
     run.output_tokens += reply.usage.output_tokens
