@@ -16,6 +16,7 @@ from celery import Celery
 
 from core.errors import ConfigError
 from core.settings import Settings, load_settings
+from workers.broker import TRANSPORT
 
 ANALYSIS_HARD_LIMIT_S = 3600
 #: A turn's job may outlive the turn's own deadline by this much (finishing, recording, posting).
@@ -69,6 +70,7 @@ def configure(settings: Settings) -> None:
     limits = time_limits(settings)
     app.conf.task_annotations = limits["annotations"]
     app.conf.broker_transport_options = {"visibility_timeout": limits["visibility_timeout"]}
+    app.conf.broker_transport = TRANSPORT  # kombu's Redis transport, reconnecting after a broker restart
     if settings.redis_url is not None:
         app.conf.broker_url = settings.redis_url.get_secret_value()
 

@@ -50,9 +50,12 @@ def flush_broker() -> None:
 
 
 class Worker:
-    def __init__(self, env: dict[str, str], log: Path, concurrency: int = 2) -> None:
+    """A `celery worker` process; with `beat`, it also runs the beat schedule (the sweep), its state file there."""
+
+    def __init__(self, env: dict[str, str], log: Path, concurrency: int = 2, beat: Path | None = None) -> None:
         self.log = log
         self.handle = log.open("ab")
+        schedule = ["--beat", f"--schedule={beat}"] if beat is not None else []
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -67,6 +70,7 @@ class Worker:
                 "--without-gossip",
                 "--without-mingle",
                 f"--hostname=test-{time.monotonic_ns()}@%h",
+                *schedule,
             ],
             cwd=REPO,
             env=env,
@@ -100,8 +104,8 @@ class Worker:
 
 
 @contextmanager
-def running_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> Iterator[Worker]:
-    worker = Worker(env, log, concurrency)
+def running_worker(env: dict[str, str], log: Path, concurrency: int = 2, beat: Path | None = None) -> Iterator[Worker]:
+    worker = Worker(env, log, concurrency, beat)
     try:
         worker.wait_ready()
         yield worker
@@ -109,8 +113,8 @@ def running_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> Iter
         worker.stop()
 
 
-def enqueue(turn_id: int) -> None:
-    client = Celery("tablescout-test-client", broker=REDIS_URL)
+def enqueue(turn_id: int, broker: str = REDIS_URL) -> None:
+    client = Celery("tablescout-test-client", broker=broker)
     client.conf.broker_connection_retry_on_startup = True
     client.send_task(TURN_TASK, args=[turn_id])
     client.close()
