@@ -129,12 +129,24 @@ class BotServer:
     # --- routes -----------------------------------------------------------------------------------------------------
 
     async def healthz(self, _: web.Request) -> web.Response:
+        """200 while the store answers; 503 when it does not. An invalid edit of the configuration file makes the
+        status "degraded", still 200: the server keeps working on the last valid configuration, and a restart would
+        not help (a new process refuses to start on the invalid file)."""
+        config = await asyncio.to_thread(self._config_health)
         try:
             await asyncio.to_thread(self._ping_store)
         except Exception as exc:
             log.warning("health check: metadata store unreachable: %s", exc)
-            return web.json_response({"status": "unavailable", "store": "unreachable"} | self.surfaces(), status=503)
-        return web.json_response({"status": "ok", "store": "ok"} | self.surfaces())
+            body = {"status": "unavailable", "store": "unreachable", "config": config} | self.surfaces()
+            return web.json_response(body, status=503)
+        status = "ok" if config["state"] == "ok" else "degraded"
+        return web.json_response({"status": status, "store": "ok", "config": config} | self.surfaces())
+
+    def _config_health(self) -> dict[str, Any]:
+        try:
+            return self.settings.config_state().health()
+        except ConfigError as exc:  # never valid in this process (it was not started through load_settings)
+            return {"state": "invalid", "path": str(self.settings.config_path), "error": str(exc)}
 
     def _ping_store(self) -> None:
         with self.store.engine.connect() as connection:

@@ -131,14 +131,23 @@ def _describe(error: ErrorDetails) -> str:
     return message.removeprefix("Value error, ")
 
 
-def read_document(path: Path) -> CommentedMap:
-    """The file parsed with positions kept; an empty or missing file is an empty mapping."""
+def read_text(path: Path) -> str:
+    """The file's text; a missing file reads as empty (no sources, no roles: nobody may query anything)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return CommentedMap()
+        return ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the configuration file: {exc}") from exc
+
+
+def read_document(path: Path) -> CommentedMap:
+    """The file parsed with positions kept; an empty or missing file is an empty mapping."""
+    return parse_document(path, read_text(path))
+
+
+def parse_document(path: Path, text: str) -> CommentedMap:
+    """`text` (the contents of `path`) parsed with positions kept; empty text is an empty mapping."""
     try:
         document = _yaml().load(text)
     except MarkedYAMLError as exc:

@@ -1,13 +1,13 @@
 """The one settings object: environment variables for URLs and secrets, the YAML file for everything else.
 
 Nothing else in tablescout reads `os.environ`. `load_settings()` validates both halves before anything starts,
-so a typo in either is reported up front instead of half-way through a command.
+so a typo in either is reported up front instead of half-way through a command. The environment is read once; the
+file is read again whenever it changes, so a running worker or bot server follows an operator's edits.
 """
 
 from __future__ import annotations
 
 import os
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -15,7 +15,8 @@ import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from core.config_file import ConfigFile, load_config_file
+from core.config_file import ConfigFile
+from core.config_watch import ConfigState, watch
 from core.errors import ConfigError
 
 ENV_PREFIX = "TABLESCOUT_"
@@ -38,6 +39,10 @@ class Settings(BaseSettings):
     turn_deadline_s: float = Field(180.0, gt=0, le=3000)  # a turn answers (or gives up honestly) within this
     max_rounds: int = Field(12, ge=1, le=50)
     worker_visibility_timeout_s: int = Field(4200, ge=30)  # broker redelivers an unacknowledged job after this
+    sweep_interval_s: float = Field(30.0, gt=0, le=3600)  # how often the beat's sweep looks for lost jobs and answers
+    turn_requeue_after_s: float = Field(120.0, gt=0)  # a turn no worker started this long after queueing runs again
+    turn_lease_grace_s: float = Field(30.0, ge=0)  # a running turn whose lease ended this long ago runs again
+    turn_max_tries: int = Field(3, ge=1, le=20)  # runs of one turn (first, redelivered, swept) before it fails honestly
     embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
@@ -63,9 +68,15 @@ class Settings(BaseSettings):
     def embedded_pgdata(self) -> Path:
         return self.home / "pgdata"
 
-    @cached_property
+    @property
     def file(self) -> ConfigFile:
-        return load_config_file(self.config_path)
+        """The configuration file's last valid version, read again when the file has changed (core.config_watch):
+        roles, grants, group mappings and source URLs changed in the file apply from the next look on."""
+        return self.config_state().config
+
+    def config_state(self) -> ConfigState:
+        """The configuration in use and, when an edit of the file was invalid, why it is not the file on disk."""
+        return watch(self.config_path).current()
 
     def environment_value(self, name: str) -> str | None:
         """A variable named in the configuration (`${VAR}` in a source URL); the one sanctioned way to read it."""
@@ -80,8 +91,9 @@ def _known_env_names() -> set[str]:
     return names
 
 
-def load_settings() -> Settings:
-    """Read and validate the environment and the configuration file; raise ConfigError on any mistake."""
+def load_settings(*, check_file: bool = True) -> Settings:
+    """Read and validate the environment and (unless `check_file` is false) the configuration file; raise
+    ConfigError on any mistake."""
     unknown = sorted(k for k in os.environ if k.startswith(ENV_PREFIX) and k not in _known_env_names())
     if unknown:
         known = ", ".join(sorted(_known_env_names()))
@@ -90,5 +102,6 @@ def load_settings() -> Settings:
         settings = Settings()
     except ValueError as exc:
         raise ConfigError(f"invalid environment: {exc}") from exc
-    _ = settings.file  # validate the file now, before anything starts
+    if check_file:
+        watch(settings.config_path).current(strict=True)  # validate the file now, before anything starts
     return settings

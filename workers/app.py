@@ -27,10 +27,17 @@ TURN_TASK = "tablescout.turns.run"
 DIRECTORY_SYNC_TASK = "tablescout.directory.sync"
 DELIVER_TASK = "tablescout.chat.deliver"
 SWEEP_TASK = "tablescout.chat.sweep"
-#: The sweep publishes outbox jobs a bot server did not (it stopped before its relay ran) and retries answers.
+#: The sweep publishes outbox jobs a bot server did not (it stopped before its relay ran), retries answers and runs
+#: again (or fails) turns whose job was lost (every `Settings.sweep_interval_s`).
 SWEEP_EVERY_S = 30.0
 ANALYSIS_TASKS = ("tablescout.catalog.analyze_source", "tablescout.catalog.analyze_all")
-TASK_MODULES = ["workers.tasks.analysis", "workers.tasks.turns", "workers.tasks.directory", "workers.tasks.chat"]
+TASK_MODULES = [
+    "workers.tasks.analysis",
+    "workers.tasks.turns",
+    "workers.tasks.directory",
+    "workers.tasks.chat",
+    "workers.health",  # the inspect command `tablescout health worker` asks
+]
 
 app = Celery("tablescout", include=TASK_MODULES)
 app.conf.update(
@@ -71,6 +78,10 @@ def configure(settings: Settings) -> None:
     app.conf.task_annotations = limits["annotations"]
     app.conf.broker_transport_options = {"visibility_timeout": limits["visibility_timeout"]}
     app.conf.broker_transport = TRANSPORT  # kombu's Redis transport, reconnecting after a broker restart
+    app.conf.beat_schedule["chat-outbox-sweep"] |= {
+        "schedule": settings.sweep_interval_s,
+        "options": {"expires": settings.sweep_interval_s},
+    }
     if settings.redis_url is not None:
         app.conf.broker_url = settings.redis_url.get_secret_value()
 

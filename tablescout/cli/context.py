@@ -20,8 +20,9 @@ errors = Console(stderr=True, soft_wrap=True)
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 
-def settings() -> Settings:
-    return load_settings()
+def settings(*, check_file: bool = True) -> Settings:
+    """Validated settings; `check_file=False` for commands that need no configuration file (health probes)."""
+    return load_settings(check_file=check_file)
 
 
 @contextmanager

@@ -2,8 +2,10 @@
 
 Each exits 0 and prints one line when the process it asks about is healthy, and exits 1 with the reason on stderr
 otherwise. `bot` asks the bot server's `/healthz` (which answers 200 only while the metadata store is reachable);
-`worker` pings a Celery worker through the broker, by default the worker of this host (`celery@HOSTNAME`, the
-name `tablescout worker` gives itself), so it fails when that worker's consumer no longer answers.
+`worker` asks a Celery worker through the broker, by default the worker of this host (`celery@HOSTNAME`, the
+name `tablescout worker` gives itself), so it fails when that worker's consumer no longer answers. Both print
+"degraded" (and still exit 0) when the process runs on the last valid configuration because an edit of the
+configuration file is invalid: the line says why.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 import socket
 import urllib.error
 import urllib.request
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -53,6 +55,10 @@ def bot(
         raise UnhealthyError(f"{url} did not answer: {reason}") from exc
     if status != 200:
         raise UnhealthyError(f"{url} answered {status}: {_one_line(body)}")
+    problem = _config_problem(_json_object(body).get("config"))
+    if problem is not None:
+        console.print(f"bot degraded: {problem}", highlight=False)
+        return
     console.print(f"bot healthy: {_one_line(body)}", highlight=False)
 
 
@@ -66,22 +72,54 @@ def worker(
     ),
 ) -> None:
     """Ping a Celery worker through the broker; healthy when it replies within the timeout."""
-    config = settings()
+    config = settings(check_file=False)  # the probe only needs the broker; the worker reports on the file
     if config.redis_url is None:
         raise UnhealthyError("TABLESCOUT_REDIS_URL is not set; a worker takes its jobs from Redis")
     name = node or f"celery@{socket.gethostname()}"
+    from celery import Celery
     from kombu.exceptions import OperationalError
 
-    from workers.app import app as celery_app
+    from workers.health import HEALTH_COMMAND
 
+    client = Celery("tablescout-probe", broker=config.redis_url.get_secret_value(), set_as_current=False)
+    client.conf.update(accept_content=["json"], broker_connection_retry_on_startup=True)
     try:
-        replies = celery_app.control.ping(destination=[name], timeout=timeout)
+        replies = client.control.broadcast(HEALTH_COMMAND, destination=[name], reply=True, timeout=timeout)
     except OperationalError as exc:
         raise UnhealthyError(f"the broker cannot be reached: {exc}") from exc
+    finally:
+        client.close()
     answered = {node_name: reply for entry in replies for node_name, reply in entry.items()}
     if name not in answered:
         raise UnhealthyError(f"worker {name} did not answer a ping within {timeout:g} s")
-    console.print(f"worker healthy: {name} answered {json.dumps(answered[name])}", highlight=False)
+    reply = answered[name] if isinstance(answered[name], dict) else {}
+    problem = _config_problem(reply.get("config"))
+    if problem is not None:
+        console.print(f"worker degraded: {name} answered, but {problem}", highlight=False)
+        return
+    console.print(f"worker healthy: {name} answered {json.dumps(reply)}", highlight=False)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _config_problem(config: object) -> str | None:
+    """What a health answer says about an invalid configuration file, in one line; None when it is fine.
+
+    Degraded is still healthy to a probe (exit 0): the process keeps serving on the last valid configuration, and
+    restarting it would not help, since a new process refuses to start on the invalid file."""
+    if not isinstance(config, dict) or config.get("state") != "invalid":
+        return None
+    path = config.get("path") or "the configuration file"
+    loaded = config.get("loaded_at")
+    error = str(config.get("error") or "").removeprefix("invalid configuration:")
+    keeps = f"the configuration loaded at {loaded} stays in use" if loaded else "no valid configuration is in use"
+    return _one_line(f"{keeps} until {path} is fixed: {error}")
 
 
 def _one_line(text: str) -> str:

@@ -97,7 +97,33 @@ def test_healthz_reports_the_store_and_the_surfaces(store: Store, tmp_path: Path
     finally:
         server.stop()
     assert status == 200
+    config = body.pop("config")
     assert body == {"status": "ok", "store": "ok", "slack": "http", "teams": "off"}
+    assert config["state"] == "ok"
+    assert config["path"] == str(tmp_path / "tablescout.yaml")
+
+
+def test_healthz_says_when_an_edit_of_the_configuration_is_invalid(
+    store: Store, tmp_path: Path, slack: FakeSlack
+) -> None:
+    config = tmp_path / "tablescout.yaml"
+    config.write_text("roles:\n  staff: {}\ndefault_role: staff\n")
+    bot = BotServer(slack_settings(tmp_path, slack), store, send=nothing)
+    server = ServerThread(bot.web_app()).start()
+    try:
+        assert _get(f"{server.url}/healthz")[1]["config"]["state"] == "ok"
+        config.write_text("roles:\n  staff: {}\ndefault_role: staf\n")
+        status, body = _get(f"{server.url}/healthz")
+        config.write_text("roles:\n  staff: {}\ndefault_role: staff\n")
+        _, fixed = _get(f"{server.url}/healthz")
+    finally:
+        server.stop()
+    assert status == 200  # still serving, on the last valid configuration
+    assert body["status"] == "degraded"
+    assert body["config"]["state"] == "invalid"
+    assert "default_role: role 'staf' is not defined under roles" in body["config"]["error"]
+    assert fixed["status"] == "ok"
+    assert fixed["config"]["state"] == "ok"
 
 
 def test_healthz_is_503_when_the_store_is_unreachable(tmp_path: Path, slack: FakeSlack) -> None:

@@ -84,6 +84,16 @@ def test_bot_probe_passes_against_the_real_server(home: Path, bot_server: str) -
     assert json.loads(result.stdout.removeprefix("bot healthy: "))["store"] == "ok"
 
 
+def test_bot_probe_says_when_the_server_keeps_the_last_valid_configuration(home: Path, bot_server: str) -> None:
+    config = home / "tablescout.yaml"
+    config.write_text(config.read_text() + "default_role: nobody\n")
+    result = health(home, "bot", "--url", bot_server)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("bot degraded: the configuration loaded at ")
+    assert f"stays in use until {config} is fixed: " in result.stdout
+    assert "default_role: role 'nobody' is not defined under roles" in result.stdout
+
+
 class _Unhealthy(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         body = b'{"status": "unavailable", "store": "unreachable"}'
@@ -155,7 +165,21 @@ def _redis() -> dict[str, str]:
 def test_worker_probe_passes_when_the_worker_answers(home: Path, celery_worker: str) -> None:
     result = health(home, "worker", "--node", celery_worker, **_redis())
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f'worker healthy: {celery_worker} answered {{"ok": "pong"}}'
+    assert result.stdout.startswith(f"worker healthy: {celery_worker} answered ")
+    answer = json.loads(result.stdout.strip().removeprefix(f"worker healthy: {celery_worker} answered "))
+    assert answer["ok"] == "pong"
+    assert answer["config"]["state"] == "ok"
+    assert answer["config"]["path"] == str(home / "tablescout.yaml")
+
+
+def test_worker_probe_says_when_the_worker_keeps_the_last_valid_configuration(home: Path, celery_worker: str) -> None:
+    (home / "tablescout.yaml").write_text("roles:\n  staff: {}\ngroups:\n  - platform: slak\n")
+    result = health(home, "worker", "--node", celery_worker, **_redis())
+    assert result.returncode == 0, result.stderr  # a restart would not help: it keeps serving
+    line = result.stdout.strip()
+    assert line.startswith(f"worker degraded: {celery_worker} answered, but the configuration loaded at ")
+    assert f"stays in use until {home / 'tablescout.yaml'} is fixed: " in line
+    assert "groups.0.platform" in line
 
 
 def test_worker_probe_fails_for_a_worker_that_does_not_answer(home: Path, celery_worker: str) -> None:

@@ -1,0 +1,29 @@
+"""What a worker answers `tablescout health worker`: that its consumer is alive, and which configuration it uses.
+
+A Celery inspect command, answered by the worker's main process through the broker. The configuration is the one
+the worker's turns use (the file's last valid version, core.config_watch); when an edit of the file was invalid, the
+answer says so and why, while turns keep running on the last valid version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.worker.control import inspect_command
+
+from core.errors import ConfigError
+from core.settings import Settings
+
+HEALTH_COMMAND = "tablescout_health"
+
+
+def tablescout_health(state: Any, **_: Any) -> dict[str, Any]:
+    """tablescout's health: pong, and the state of the configuration file."""
+    try:
+        config = Settings().config_state().health()
+    except (ConfigError, ValueError) as exc:
+        config = {"state": "invalid", "error": str(exc)}
+    return {"ok": "pong", "config": config}
+
+
+inspect_command(name=HEALTH_COMMAND)(tablescout_health)
