@@ -26,7 +26,8 @@ class DeliveryFailed(TablescoutError):
 
     `message_id` is the answer message when it was created before a later step failed (a Slack CSV upload): the
     caller stores it so a retry edits that message. `final` is True when retrying could duplicate the answer (a
-    Teams send whose outcome is unknown) or cannot help (the platform is not configured, the channel is gone).
+    Teams send whose outcome is unknown) or cannot help (the platform is not configured, the channel is gone); a
+    bot token that Entra ID could not issue is not final, so the answer is tried again with the delivery backoff.
     """
 
     def __init__(self, message: str, *, message_id: str | None = None, final: bool = False) -> None:
@@ -102,8 +103,8 @@ class TeamsOutbound:
         with self._lock:
             try:
                 return self._loop.run_until_complete(coroutine)
-            except TeamsDeliveryError as exc:
-                raise DeliveryFailed(str(exc), final=exc.maybe_delivered) from exc
+            except TeamsDeliveryError as exc:  # connector and token failures alike; retried unless it cannot help
+                raise DeliveryFailed(str(exc), final=exc.maybe_delivered or exc.permanent) from exc
 
     def post_status(self, to: Destination, text: str) -> str:
         return str(self._run(self.poster.post_status(_reference(to), text)))

@@ -1,5 +1,4 @@
-"""Microsoft Entra ID groups and their members through Microsoft Graph, for Teams users; the one module that
-imports msal.
+"""Microsoft Entra ID groups and their members through Microsoft Graph, for Teams users.
 
 The Teams app's own credentials (TABLESCOUT_TEAMS_APP_ID, TABLESCOUT_TEAMS_APP_PASSWORD) get an application token
 from the tenant's authority (`{TABLESCOUT_ENTRA_LOGIN_URL}/{TABLESCOUT_TEAMS_TENANT_ID}`, client-credentials flow);
@@ -8,8 +7,8 @@ Every group is read with its transitive user members (members of nested groups c
 `@odata.nextLink` pages; 429, 503 and 504 answers are retried after their Retry-After (or a growing pause).
 Users are keyed by their Entra object id, the id a Teams activity carries as `from.aadObjectId`.
 
-msal validates the authority over HTTPS; a private certificate authority (a proxy, a test server) is trusted through
-the standard REQUESTS_CA_BUNDLE variable that msal's HTTP library reads.
+The token comes through `bot.entra` (msal), which asks only the configured authority, over HTTPS; a private
+certificate authority (a proxy, a test server) is trusted through the standard REQUESTS_CA_BUNDLE variable.
 """
 
 from __future__ import annotations
@@ -22,11 +21,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx2
-import msal  # type: ignore[import-untyped]  # msal ships no type information
 from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
+from bot.entra import EntraApp
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -68,14 +67,8 @@ def access_token(settings: Settings) -> str:
         raise DirectorySyncError(f"{', '.join(missing)} not set", platform=PLATFORM)
     authority = f"{settings.entra_login_url.rstrip('/')}/{settings.teams_tenant_id}"
     try:
-        app = msal.ConfidentialClientApplication(
-            app_id,
-            client_credential=password.get_secret_value(),
-            authority=authority,
-            instance_discovery=False,  # the operator names the authority; no lookup at Microsoft's list of clouds
-            timeout=REQUEST_TIMEOUT_S,
-        )
-        result: dict[str, Any] = app.acquire_token_for_client(scopes=[graph_scope(settings)])
+        app = EntraApp(app_id, password.get_secret_value(), authority, timeout_s=REQUEST_TIMEOUT_S)
+        result = app.result(graph_scope(settings))
     except (ValueError, OSError) as exc:  # a malformed or unknown authority, or no connection to it
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DirectorySyncError(

@@ -3,27 +3,32 @@
 The only module that imports botbuilder/botframework (SPEC §1).
 
 Inbound. `build_adapter(settings, testing=...)` makes a botbuilder `CloudAdapter` whose authentication comes from
-the settings: the app id, password and (for a single-tenant bot) tenant. Every inbound activity's JWT is validated
-against the Bot Framework's signing keys whenever an app id is configured; without an app id the adapter is only
-built in testing mode, where it accepts unauthenticated activities (the Bot Framework Emulator's mode), so an
-installation can never run with validation silently off. `process_inbound(adapter, body, auth_header, on_message)`
-authenticates one request (any failure becomes `PermissionError`, which the HTTP route answers with 401), runs
-the adapter's turn and hands a message activity to `on_message` as a plain `TeamsMessage`: the text with the bot's
-own mention removed, the ids needed to deduplicate and thread it, and the serialized conversation reference to
-store for the reply.
+the settings: the app id, password and (for a single-tenant bot) tenant; the bot's own tokens come from the Entra
+ID authority at TABLESCOUT_ENTRA_LOGIN_URL and nowhere else (bot/teams/credentials.py). Every inbound activity's
+JWT is validated against the Bot Framework's signing keys whenever an app id is configured; without an app id the
+adapter is only built in testing mode, where it accepts unauthenticated activities (the Bot Framework Emulator's
+mode), so an installation can never run with validation silently off. `process_inbound(adapter, body,
+auth_header, on_message)` authenticates one request (any failure becomes `PermissionError` with a one-line reason,
+which the HTTP route answers with 401), runs the adapter's turn and hands a message activity to `on_message` as a
+plain `TeamsMessage` (bot/teams/activity.py): the text with the bot's own mention removed, the ids needed to
+deduplicate and thread it, and the serialized conversation reference to store for the reply.
 
 Outbound. `TeamsPoster` replies later, from a worker, through the stored reference (`continue_conversation`
 against the reference's service URL; inside it the connector client's conversation operations are called directly,
 so a reply goes to the stored message rather than to the synthetic continuation activity): one status message,
 updated in place as rounds progress, then updated into the Adaptive Card answer (or, when no status message is
-known, the answer sent as a new reply). Throttling and
-gateway errors (429, 412, 502, 504) are retried up to four tries with exponential backoff and full jitter,
-honouring Retry-After, with this rule against duplicates:
+known, the answer sent as a new reply). Throttling and gateway errors (429, 412, 502, 504) are retried up to four
+tries with exponential backoff and full jitter, honouring Retry-After, with this rule against duplicates:
 - an update (PUT of a known activity id) is idempotent and is retried on those statuses and on transport errors;
 - a send (POST of a new activity) is retried after 429 and 412, which the connector returns before it creates
   anything; after 502, 504 or a transport error the connector may already have created the message, so the send is
   not repeated and `TeamsDeliveryError.maybe_delivered` is set. A caller that holds a status activity therefore gets
   at most one answer, and one without gets at most one answer too, at the price of reporting an uncertain send.
+  Any other 4xx answer means the connector refused the request and created nothing.
+The bot's token is fetched before each request is made, in a thread (msal blocks): when Entra ID cannot be reached
+or is overloaded it is tried again with the same backoff (nothing was sent, so a send may be repeated), and a token
+that cannot be had is a `TeamsDeliveryError` like any other, never a crash of the caller. A 401 from the connector
+drops the cached token, so the next attempt fetches a fresh one.
 The SDK's own HTTP retry (which would repeat a POST) is switched off on every connector client used here.
 """
 
@@ -35,7 +40,6 @@ import logging
 import random
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from botbuilder.core import TurnContext  # type: ignore[import-untyped]
@@ -54,7 +58,19 @@ from botbuilder.schema import (  # type: ignore[import-untyped]
 from botframework.connector.auth import AuthenticationConstants  # type: ignore[import-untyped]
 from msrest.exceptions import ClientRequestError
 
+from bot.entra import EntraTokenError
+from bot.teams.activity import TeamsMessage as TeamsMessage  # re-exported: the server and tests take it from here
+from bot.teams.activity import (
+    activity_id,
+    conversation_id,
+    is_personal,
+    refusal_reason,
+    tenant_id,
+    thread_id,
+    user_aad_object_id,
+)
 from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
+from bot.teams.credentials import BotCredentialsFactory, BotTokens
 from core.errors import ConfigError, TablescoutError
 from core.settings import Settings
 
@@ -62,45 +78,28 @@ log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 412, 502, 504})
 REFUSED_BEFORE_CREATE = frozenset({429, 412})  # the connector created nothing: a send may be repeated
+#: Answers after which repeating the request cannot help: a malformed activity, a bot removed from the conversation,
+#: a conversation or message that no longer exists.
+PERMANENT_STATUSES = frozenset({400, 403, 404})
 MAX_TRIES = 4
 MAX_RETRY_AFTER_S = 30.0
 
-_MESSAGE_ID = re.compile(r";messageid=(?P<id>[^;]+)")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 
 
 class TeamsDeliveryError(TablescoutError):
     """A message could not be posted to or updated in Teams.
 
-    `status_code` is the connector's HTTP status (None for a transport error); `maybe_delivered` is True when a
-    send failed in a way that does not tell whether Teams created the message, so repeating it could duplicate it.
+    `status_code` is the connector's HTTP status (None for a transport or token error); `maybe_delivered` is True
+    when a send failed in a way that does not tell whether Teams created the message, so repeating it could
+    duplicate it; `permanent` is True when repeating it cannot succeed.
     """
 
     def __init__(self, message: str, *, status_code: int | None = None, maybe_delivered: bool = False) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.maybe_delivered = maybe_delivered
-
-
-@dataclass(frozen=True)
-class TeamsMessage:
-    """A Teams message activity, as plain data for storing a turn.
-
-    `text` has the bot's mention removed (other markup, such as other people's `<at>` tags, stays for
-    `bot.messages.parse_message`); `reference` is the JSON-ready conversation reference for the reply.
-    """
-
-    activity_id: str
-    conversation_id: str
-    thread_id: str | None
-    personal: bool
-    user_id: str
-    user_aad_object_id: str | None
-    user_name: str | None
-    tenant_id: str | None
-    text: str
-    raw_text: str
-    reference: dict[str, Any]
+        self.permanent = status_code in PERMANENT_STATUSES
 
 
 class _AdapterConfig:
@@ -128,11 +127,12 @@ class _AdapterConfig:
             self.CALLER_ID = CallerIdConstants.public_azure_channel
 
 
-def build_adapter(settings: Settings, *, testing: bool) -> Any:
+def build_adapter(settings: Settings, *, testing: bool, tokens: BotTokens | None = None) -> Any:
     """A botbuilder CloudAdapter for `settings`; ConfigError when inbound validation could not be on.
 
     Outside testing an app id and its password are required (the JWT of every inbound activity is then validated);
-    in testing mode an empty app id gives an adapter that accepts unauthenticated activities.
+    in testing mode an empty app id gives an adapter that accepts unauthenticated activities. `tokens` (made from
+    the settings when not given) signs what the adapter sends.
     """
     config = _AdapterConfig(settings)
     if not config.APP_ID and not testing:
@@ -142,8 +142,9 @@ def build_adapter(settings: Settings, *, testing: bool) -> Any:
         )
     if config.APP_ID and not config.APP_PASSWORD:
         raise ConfigError("TABLESCOUT_TEAMS_APP_ID is set but TABLESCOUT_TEAMS_APP_PASSWORD is empty")
+    factory = BotCredentialsFactory(tokens if tokens is not None else BotTokens.from_settings(settings))
     try:
-        authentication = ConfigurationBotFrameworkAuthentication(config)
+        authentication = ConfigurationBotFrameworkAuthentication(config, credentials_factory=factory)
     except Exception as exc:  # botbuilder raises bare Exception for an incomplete configuration
         raise ConfigError(f"invalid Teams app configuration: {exc}") from exc
     return CloudAdapter(authentication)
@@ -168,50 +169,11 @@ def mention_text(activity: Any, bot_id: str) -> str:
     return "\n".join(lines).strip()
 
 
-def activity_id(activity: Any) -> str:
-    return str(activity.id or "")
-
-
-def conversation_id(activity: Any) -> str:
-    """The conversation id without a channel thread's `;messageid=` suffix."""
-    raw = str(activity.conversation.id if activity.conversation else "")
-    return raw.split(";", 1)[0]
-
-
-def thread_id(activity: Any) -> str | None:
-    """The id of the channel thread's root message: from the conversation id, else the activity replied to."""
-    raw = str(activity.conversation.id if activity.conversation else "")
-    found = _MESSAGE_ID.search(raw)
-    if found:
-        return found.group("id")
-    return str(activity.reply_to_id) if activity.reply_to_id else None
-
-
-def user_aad_object_id(activity: Any) -> str | None:
-    sender = activity.from_property
-    return str(sender.aad_object_id) if sender is not None and sender.aad_object_id else None
-
-
-def is_personal(activity: Any) -> bool:
-    """True for a one-to-one chat with the bot."""
-    conversation = activity.conversation
-    return conversation is not None and conversation.conversation_type == "personal"
-
-
 def conversation_reference(activity: Any) -> dict[str, Any]:
     """The JSON-ready conversation reference of an inbound activity; replies go to its thread."""
     reference = TurnContext.get_conversation_reference(activity)
     serialized: dict[str, Any] = reference.serialize()
     return serialized
-
-
-def _tenant_id(activity: Any) -> str | None:
-    conversation = activity.conversation
-    if conversation is not None and conversation.tenant_id:
-        return str(conversation.tenant_id)
-    data = activity.channel_data if isinstance(activity.channel_data, Mapping) else {}
-    tenant = data.get("tenant") or {}
-    return str(tenant["id"]) if isinstance(tenant, Mapping) and tenant.get("id") else None
 
 
 def teams_message(activity: Any) -> TeamsMessage:
@@ -226,7 +188,7 @@ def teams_message(activity: Any) -> TeamsMessage:
         user_id=str(sender.id) if sender is not None else "",
         user_aad_object_id=user_aad_object_id(activity),
         user_name=str(sender.name) if sender is not None and sender.name else None,
-        tenant_id=_tenant_id(activity),
+        tenant_id=tenant_id(activity),
         text=mention_text(activity, bot_id),
         raw_text=str(activity.text or ""),
         reference=conversation_reference(activity),
@@ -254,8 +216,8 @@ async def process_inbound(
     try:
         authenticated = await adapter.bot_framework_authentication.authenticate_request(activity, auth_header or "")
     except Exception as exc:
-        log.info("Teams activity refused: %s", exc)
-        raise PermissionError(f"Teams activity not authenticated: {exc}") from exc
+        log.info("Teams activity refused: %s: %s", type(exc).__name__, exc)
+        raise PermissionError(f"Teams activity not authenticated: {refusal_reason(auth_header)}") from exc
     handed: list[TeamsMessage] = []
 
     async def logic(turn_context: Any) -> None:
@@ -280,7 +242,8 @@ class TeamsPoster:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
     ) -> None:
-        self._adapter = build_adapter(settings, testing=testing)
+        self._tokens = BotTokens.from_settings(settings)
+        self._adapter = build_adapter(settings, testing=testing, tokens=self._tokens)
         self._app_id = settings.teams_app_id or ""
         self._backoff_base_s = backoff_base_s
         self._backoff_max_s = backoff_max_s
@@ -366,16 +329,24 @@ class TeamsPoster:
     ) -> None:
         for attempt in range(1, MAX_TRIES + 1):
             try:
+                if self._tokens is not None:  # fetched (or read from the cache) here, so signing never blocks long
+                    await asyncio.to_thread(self._tokens.token, AuthenticationConstants.TO_CHANNEL_FROM_BOT_OAUTH_SCOPE)
                 await self._adapter.continue_conversation(parsed, callback, self._app_id)
                 return
+            except EntraTokenError as exc:  # nothing was sent: even a send may be tried again
+                if not exc.transient or attempt == MAX_TRIES:
+                    raise TeamsDeliveryError(f"no Bot Framework token for the {what}: {exc}") from exc
+                delay = self._delay(attempt, None)
             except ErrorResponseException as exc:
                 status = _status_of(exc)
+                if status == 401 and self._tokens is not None:
+                    self._tokens.forget()
                 repeatable = status in (RETRY_STATUSES if idempotent else REFUSED_BEFORE_CREATE)
                 if not repeatable or attempt == MAX_TRIES:
                     raise TeamsDeliveryError(
                         f"Teams refused the {what} (HTTP {status}) after {attempt} tries",
                         status_code=status,
-                        maybe_delivered=not idempotent and status not in REFUSED_BEFORE_CREATE,
+                        maybe_delivered=not idempotent and (status is None or status >= 500),
                     ) from exc
                 delay = self._delay(attempt, _retry_after(exc))
             except ClientRequestError as exc:

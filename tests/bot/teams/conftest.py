@@ -1,5 +1,5 @@
-"""Fixtures for the Teams tests: the fake Bot Framework connector."""
+"""Fixtures for the Teams tests: the fake Bot Framework connector and the bot's fake Entra ID authority."""
 
-from tests.fakes.teams_fixtures import fake_teams_connector
+from tests.fakes.teams_fixtures import fake_bot_entra, fake_teams_connector
 
-__all__ = ["fake_teams_connector"]
+__all__ = ["fake_bot_entra", "fake_teams_connector"]

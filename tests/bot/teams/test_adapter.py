@@ -22,6 +22,7 @@ from bot.teams.adapter import (
 )
 from core.errors import ConfigError
 from core.settings import Settings
+from tests.fakes.bot_framework_keys import FakeBotFrameworkKeys
 from tests.fakes.teams_connector import FakeTeamsConnector
 from tests.support import isolated_settings
 
@@ -129,6 +130,38 @@ def test_activity_without_valid_token_is_refused(
         asyncio.run(process_inbound(adapter, body, auth_header, on_message))
     assert received == []
     assert fake_teams_connector.requests == []
+
+
+@pytest.mark.parametrize(
+    ("auth_header", "reason"),
+    [
+        ("", "the request has no Authorization header with the Bot Framework's bearer token"),
+        ("Basic dXNlcjpwYXNz", "the Authorization header is not a bearer token"),
+        ("Bearer", "the Authorization header is not a bearer token"),
+        ("Bearer not-a-jwt", "the bearer token is not a valid Bot Framework token for this bot"),
+        (f"Bearer {unsigned_token('https://attacker.example')}", "the bearer token is not a valid Bot Framework"),
+    ],
+    ids=["missing", "wrong-scheme", "empty-bearer", "malformed", "foreign-issuer"],
+)
+@pytest.mark.parametrize("keys_elsewhere", [False, True], ids=["public-cloud-keys", "configured-keys"])
+def test_a_refusal_says_why_in_plain_words(
+    tmp_path: Path, fake_teams_connector: FakeTeamsConnector, auth_header: str, reason: str, keys_elsewhere: bool
+) -> None:
+    async def on_message(message: TeamsMessage) -> None:
+        raise AssertionError("a refused activity reached on_message")
+
+    with FakeBotFrameworkKeys() as keys:
+        settings = production_settings(tmp_path)
+        if keys_elsewhere:
+            settings = settings.model_copy(update={"teams_openid_metadata_url": keys.metadata_url})
+        adapter = build_adapter(settings, testing=False)
+        with pytest.raises(PermissionError) as caught:
+            asyncio.run(process_inbound(adapter, channel_activity(fake_teams_connector.url), auth_header, on_message))
+    message = str(caught.value)
+    assert message.startswith("Teams activity not authenticated: ")
+    assert reason in message
+    assert "NoneType" not in message
+    assert "\n" not in message
 
 
 def test_test_activity_reaches_on_message_with_mention_stripped(
