@@ -1,5 +1,9 @@
 """The console surface: a turn's answer in a terminal (the answer, its SQL, a result table, the tables used) and
 a live status line while rounds run. Rendering only; the command line decides where turns run.
+
+The command line's console soft-wraps, so a long line of plain text stays one line to copy; boxes (the answer
+panel, the SQL, tables) are printed with soft wrapping off, since soft wrapping would crop them at the terminal's
+width: a long answer or statement wraps at words inside its box instead.
 """
 
 from __future__ import annotations
@@ -44,14 +48,16 @@ class ConsoleView:
     def answer(self, result: dict[str, Any]) -> None:
         status = result.get("status", "")
         style = {"answered": "green", "partial": "yellow"}.get(status, "red")
-        self.console.print(Panel(result.get("answer") or "", title=f"answer ({status})", border_style=style))
+        panel = Panel(result.get("answer") or "", title=f"answer ({status})", border_style=style)
+        self.console.print(panel, soft_wrap=False)
         for run in result.get("sql", []):
             title = f"SQL on {run['database']}" + (" (failed)" if run.get("error") else "")
-            self.console.print(Syntax(run["sql"], "sql", word_wrap=True), style="dim" if run.get("error") else "")
+            sql = Syntax(run["sql"], "sql", word_wrap=True)
+            self.console.print(sql, style="dim" if run.get("error") else "", soft_wrap=False)
             if run.get("error"):
                 self.console.print(f"[red]{title}: {run['error']}[/]", highlight=False)
                 continue
-            self.console.print(self._rows(run, title))
+            self.console.print(self._rows(run, title), soft_wrap=False)
         if result.get("tables_used"):
             self.console.print("Tables used: " + ", ".join(result["tables_used"]), highlight=False)
         if result.get("notes_saved"):
@@ -77,6 +83,6 @@ class ConsoleView:
             table.add_row(
                 str(rank), c["database"], c["table"], c["role"], c["copy_of"] or "", ", ".join(c["matched_by"])
             )
-        self.console.print(table)
+        self.console.print(table, soft_wrap=False)
         if denied:
             self.console.print("Also relevant but not permitted: " + ", ".join(denied), highlight=False)

@@ -1,6 +1,7 @@
 """Block Kit rendering of what tablescout posts in Slack: the status message shown while a turn runs, and the answer
 that replaces it (the short answer, each SQL in a code block, a small aligned result table, the tables used with a
-note for copies used on purpose, notes saved) with its plain-text fallback for notifications.
+note for copies used on purpose, notes saved) with its plain-text fallback for notifications (the answer without
+its Markdown).
 
 Pure: no SDK, no I/O. Slack's limits hold for every message rendered here: a section's text is at most 3000
 characters, a message has at most 50 blocks, and whatever is cut says so.
@@ -18,6 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from bot.plain_text import plain_text
 from bot.slack.results import TABLE_COLUMNS, TABLE_ROWS, cell_text, needs_file, succeeded
 
 SECTION_LIMIT = 3000  # characters of mrkdwn in one section or context element
@@ -286,8 +288,9 @@ def answer_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def answer_text(payload: dict[str, Any]) -> str:
-    """The notification fallback: the answer text (or what the notes confirm), plain and short."""
-    answer = str(payload.get("answer") or "").strip()
+    """The notification fallback: the answer text without its Markdown (or what the notes confirm), plain and
+    short; Slack shows it in notifications and where blocks cannot be shown, which render no formatting."""
+    answer = plain_text(str(payload.get("answer") or "")).strip()
     if not answer and payload.get("notes_saved"):
         answer = "Note saved on " + ", ".join(str(t) for t in payload["notes_saved"]) + "."
     return cut(escape(answer or NO_ANSWER), FALLBACK_LIMIT)

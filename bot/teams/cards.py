@@ -2,7 +2,8 @@
 
 Pure data: `answer_card(payload)` turns the outbox "answer" payload written by the turn engine
 (`{"status", "answer", "rounds", "tables_used", "sql": [{"database", "sql", "columns", "rows", "truncated",
-"error"}], "notes_saved"}`) into the card's JSON, `answer_summary(payload)` into the one line a notification shows.
+"error"}], "notes_saved"}`) into the card's JSON, `answer_summary(payload)` into the one plain line (the answer
+without its Markdown) a notification shows.
 Schema 1.4 is what Teams renders on every client, so the result table is a ColumnSet per row with equal column
 widths (the Table element is 1.5) and the SQL monospace text. Only the answer is a TextBlock, whose markdown Teams
 renders; SQL, cell values and names are TextRuns inside RichTextBlocks, which are never read as markdown, so
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from bot.plain_text import plain_text
 
 CARD_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 CARD_VERSION = "1.4"
@@ -40,8 +43,8 @@ def status_text(text: str) -> str:
 
 
 def answer_summary(payload: Mapping[str, Any]) -> str:
-    """One line for notifications and clients that cannot show the card."""
-    answer = " ".join(str(payload.get("answer") or "").split())
+    """One plain line (no Markdown: notifications render none) for notifications and clients without the card."""
+    answer = " ".join(plain_text(str(payload.get("answer") or "")).split())
     return _clip(answer, MAX_SUMMARY_CHARS) if answer else "tablescout answered"
 
 

@@ -266,3 +266,11 @@ def test_any_answer_renders_within_slack_limits(
     message = answer_message(payload(answer=answer, sql=runs, tables_used=tables, notes_saved=notes))
     assert block_problems(message.blocks) == []
     assert 0 < len(message.text) <= 3000
+
+
+def test_the_notification_text_is_plain_while_the_blocks_keep_the_formatting() -> None:
+    message = answer_message(payload(answer="## Orders\nThere were **4750** orders in *2024* (see `ORD_MST`)."))
+    assert message.text == "Orders\nThere were 4750 orders in 2024 (see ORD_MST)."
+    assert "*4750*" in texts(message.blocks)[0]  # Slack bold in the message itself
+    escaped = answer_message(payload(answer="**<b>** & ORD_MST_BAK"))
+    assert escaped.text == "&lt;b&gt; &amp; ORD_MST_BAK"

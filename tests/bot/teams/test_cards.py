@@ -168,6 +168,9 @@ def test_summary_status_text_and_attachment() -> None:
     assert answer_summary(payload()) == "42 orders shipped to Busan last month."
     assert len(answer_summary(payload(answer="word " * 200))) <= 200
     assert answer_summary(payload(answer="")) == "tablescout answered"
+    markdown = "## Orders\n\nThere were **4750** orders in *2024*, from [ORD_MST](https://wiki.example/ORD_MST)."
+    assert answer_summary(payload(answer=markdown)) == "Orders There were 4750 orders in 2024, from ORD_MST."
+    assert texts(answer_card(payload(answer=markdown)))[0] == markdown  # the card itself renders the Markdown
     assert status_text("Searching tables\u2026") == "\u23f3 Searching tables\u2026"
     attachment = card_attachment(answer_card(payload()))
     assert attachment["contentType"] == CARD_CONTENT_TYPE == "application/vnd.microsoft.card.adaptive"
