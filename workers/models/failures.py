@@ -1,8 +1,10 @@
-"""Turning a failed model call into a ModelError or ModelTimeout whose message is safe to show and to store.
+"""Turning a failed model call into a ModelError or ModelTimeout whose message is safe to log and to store.
 
 The providers call these with what their SDK reported; nothing here depends on a vendor SDK. Messages name the
 endpoint and the HTTP status, never the API key (it is masked wherever it appears, and a rejected key is reported
-without the server's text, which for some servers quotes the key back).
+without the server's text, which for some servers quotes the key back). Those messages are for the operator; a
+chat user reads the error's `user_message`: the service is not answering (unreachable, overloaded, failing, too
+slow), or it refused the request (key, permission, model name: the operator's to fix).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 from urllib.parse import urlsplit
 
 from workers.models.deadline import CallDeadline
-from workers.models.types import ContextExceeded, ModelError, ModelTimeout
+from workers.models.types import MODEL_REFUSED, ContextExceeded, ModelError, ModelTimeout
 
 _MAX_DETAIL = 300
 #: How servers say that the request does not fit the context window: llama.cpp ("exceeds the available context
@@ -49,13 +51,19 @@ def status_failure(
             f"the conversation outgrew the context window of the model at {endpoint}: {_detail(api_message, secret)}"
         )
     if status == 401:
-        return ModelError(f"{vendor} at {endpoint} rejected the API key (HTTP 401); check {key_variable}")
+        return ModelError(
+            f"{vendor} at {endpoint} rejected the API key (HTTP 401); check {key_variable}", user_message=MODEL_REFUSED
+        )
     if status == 403:
-        return ModelError(f"{vendor} at {endpoint} refused the request (HTTP 403): {_detail(api_message, secret)}")
+        return ModelError(
+            f"{vendor} at {endpoint} refused the request (HTTP 403): {_detail(api_message, secret)}",
+            user_message=MODEL_REFUSED,
+        )
     if status == 404:
         return ModelError(
             f"{vendor} at {endpoint} answered HTTP 404 (unknown model or wrong base URL): "
-            f"{_detail(api_message, secret)}"
+            f"{_detail(api_message, secret)}",
+            user_message=MODEL_REFUSED,
         )
     if status == 429:
         return ModelError(

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from workers.models.types import Message, ModelError, ToolCallRequest, ToolResult, ToolSpec
+from workers.models.types import MODEL_UNREADABLE, Message, ModelError, ToolCallRequest, ToolResult, ToolSpec
 
 SCHEMA_NAME = "tablescout_reply"
 _DESCRIPTION_CHARS = 200
@@ -234,22 +234,33 @@ def parse_reply(content: str | None, tools: Sequence[ToolSpec]) -> tuple[str, tu
     try:
         data = json.loads(raw)
     except ValueError:
-        raise ModelError(f"the model replied with invalid JSON: {_quote(raw)}") from None
+        raise ModelError(f"the model replied with invalid JSON: {_quote(raw)}", user_message=MODEL_UNREADABLE) from None
     if not isinstance(data, dict):
-        raise ModelError(f"the model replied with JSON that is not an object: {_quote(raw)}")
+        raise ModelError(
+            f"the model replied with JSON that is not an object: {_quote(raw)}", user_message=MODEL_UNREADABLE
+        )
     if "tool" in data:
         name = data["tool"]
         offered = {tool.name for tool in tools}
         if not isinstance(name, str) or name not in offered:
             listed = ", ".join(sorted(offered)) or "none"
-            raise ModelError(f"the model asked for tool {name!r}, which is not offered (offered: {listed})")
+            raise ModelError(
+                f"the model asked for tool {name!r}, which is not offered (offered: {listed})",
+                user_message=MODEL_UNREADABLE,
+            )
         arguments = data.get("arguments", {})
         if not isinstance(arguments, dict):
-            raise ModelError(f"the model called {name} with arguments that are not a JSON object: {_quote(raw)}")
+            raise ModelError(
+                f"the model called {name} with arguments that are not a JSON object: {_quote(raw)}",
+                user_message=MODEL_UNREADABLE,
+            )
         return "", (ToolCallRequest(id=new_call_id(), name=name, arguments=arguments),)
     if isinstance(data.get("answer"), str):
         return data["answer"], ()
-    raise ModelError(f'the model replied with JSON that is neither a tool call nor {{"answer": ...}}: {_quote(raw)}')
+    raise ModelError(
+        f'the model replied with JSON that is neither a tool call nor {{"answer": ...}}: {_quote(raw)}',
+        user_message=MODEL_UNREADABLE,
+    )
 
 
 def _strip_fence(text: str) -> str:

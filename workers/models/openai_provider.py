@@ -45,7 +45,7 @@ from workers.models.failures import (
     status_failure,
     timeout_failure,
 )
-from workers.models.types import Message, ModelError, ModelReply, ToolCallRequest, ToolSpec, Usage
+from workers.models.types import MODEL_UNREADABLE, Message, ModelError, ModelReply, ToolCallRequest, ToolSpec, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MAX_TOKENS = 2048
@@ -240,7 +240,7 @@ def _json_mode_messages(system: str, messages: Sequence[Message]) -> list[ChatCo
 
 def _first_choice(response: ChatCompletion) -> Any:
     if not response.choices:
-        raise ModelError("the model endpoint answered without any choice")
+        raise ModelError("the model endpoint answered without any choice", user_message=MODEL_UNREADABLE)
     return response.choices[0]
 
 
@@ -258,7 +258,10 @@ def _native_calls(tool_calls: Sequence[Any]) -> tuple[ToolCallRequest, ...]:
             arguments = None
         if not isinstance(arguments, dict):
             shown = raw if len(raw) <= 200 else raw[:199] + "…"
-            raise ModelError(f"the model called {name} with arguments that are not a JSON object: {shown!r}")
+            raise ModelError(
+                f"the model called {name} with arguments that are not a JSON object: {shown!r}",
+                user_message=MODEL_UNREADABLE,
+            )
         call_id = call.id if call.id and call.id not in seen else json_replies.new_call_id()
         seen.add(call_id)
         calls.append(ToolCallRequest(id=call_id, name=name, arguments=arguments))

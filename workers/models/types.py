@@ -81,8 +81,25 @@ class ModelProvider(Protocol):
         ...
 
 
+#: What a chat user reads when the model service cannot be reached, is overloaded or failed.
+MODEL_UNAVAILABLE = "The model service is not answering right now; try again in a few minutes."
+#: ... when the service refused tablescout's request (key, permission, model name): only the operator can fix it.
+MODEL_REFUSED = (
+    "The model service refused my request, so I cannot answer right now; the operator can see why in the log."
+)
+#: ... when the model's reply could not be read (invalid JSON, a malformed tool call).
+MODEL_UNREADABLE = "The model gave a reply I could not read; please ask again."
+
+
 class ModelError(TablescoutError):
-    """The model could not be reached or refused the request; the message is safe to show (no secrets)."""
+    """The model could not be reached or refused the request, or its reply could not be read.
+
+    `str(exc)` is for the operator and the log (endpoint, HTTP status, the server's words; never a secret);
+    `user_message` is what a chat user reads: no host, URL or server text."""
+
+    def __init__(self, message: str, *, user_message: str = MODEL_UNAVAILABLE) -> None:
+        super().__init__(message)
+        self.user_message = user_message
 
 
 class ModelTimeout(ModelError):

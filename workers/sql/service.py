@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from core.errors import TablescoutError
@@ -24,7 +25,7 @@ from workers.sql.access import AccessDenied, AccessRefused, check_access
 from workers.sql.engines import engine_for
 from workers.sql.guard import SqlRefused, check_query, dialect_for
 from workers.sql.limits import SqlLimits
-from workers.sql.readonly import ExecutionError, ExecutionTimeout, execute_read_only
+from workers.sql.readonly import ExecutionError, ExecutionRefused, ExecutionTimeout, execute_read_only
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,32 @@ class SqlOutcome:
     columns: list[str] = field(default_factory=list)
     rows: list[tuple[Any, ...]] = field(default_factory=list)  # at most max_rows
     truncated: bool = False
+    values_cut: int = 0  # values cut to MAX_CELL_CHARS before they reached the worker
     error: str | None = None  # for the model: what was wrong; never rows or names the user may not see
     duration_ms: float = 0.0
+
+
+#: PEP 249's names for "the database, not the statement, failed" (every driver defines both; SQLAlchemy wraps them
+#: under the same names): a connection refused, lost or timed out while connecting or reading the catalog.
+_CONNECTION_ERRORS = ("OperationalError", "InterfaceError")
+
+
+def _connection_failure(exc: BaseException) -> bool:
+    cause: BaseException | None = exc
+    while cause is not None:
+        if type(cause).__name__ in _CONNECTION_ERRORS:
+            return True
+        cause = cause.__cause__ or getattr(cause, "orig", None)
+    return False
+
+
+def _unreachable(name: str) -> str:
+    """What the model (and the user, under the SQL) reads when a database cannot be reached: no host, no driver
+    text (the log has both)."""
+    return (
+        f"error: cannot reach database {name} right now; tell the user that this database is not answering "
+        "and to try again in a few minutes"
+    )
 
 
 class _Stop(Exception):
@@ -71,8 +96,12 @@ def run_sql(
     except _Stop as stop:
         outcome.status, outcome.error = stop.status, str(stop)
     except Exception as exc:  # an unexpected failure still becomes an outcome for the model, and is logged
-        log.exception("run_sql failed on %s", outcome.database)
-        outcome.status, outcome.error = "error", f"error: the query could not be run ({type(exc).__name__})"
+        if _connection_failure(exc):
+            log.warning("run_sql: cannot reach database %s: %s", outcome.database, exc)
+            outcome.status, outcome.error = "error", _unreachable(outcome.database)
+        else:
+            log.exception("run_sql failed on %s", outcome.database)
+            outcome.status, outcome.error = "error", f"error: the query could not be run ({type(exc).__name__})"
     outcome.duration_ms = (time.monotonic() - started) * 1000
     session.add(
         ExecutedSql(
@@ -119,7 +148,8 @@ def _run(
     try:
         engine = engine_for(settings, source)
     except TablescoutError as exc:
-        raise _Stop("error", f"error: cannot reach database {source.name}: {exc}") from exc
+        log.warning("run_sql: database %s cannot be used: %s", source.name, exc)
+        raise _Stop("error", _unreachable(source.name)) from exc
     try:
         check_access(engine, principal, source.name, checked.tables)
     except AccessDenied as exc:
@@ -134,5 +164,8 @@ def _run(
             f"timeout: the query ran longer than {limits.timeout_s:g} s; narrow it or aggregate in SQL",
         ) from exc
     except ExecutionError as exc:
+        if isinstance(exc.__cause__, SQLAlchemyError):  # only getting a connection goes through SQLAlchemy
+            log.warning("run_sql: cannot reach database %s: %s", source.name, exc)
+            raise _Stop("error", _unreachable(source.name)) from exc
         raise _Stop("error", f"error: {exc}") from exc
     outcome.columns, outcome.rows, outcome.truncated = fetched.columns, fetched.rows, fetched.truncated

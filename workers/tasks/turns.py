@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 
 #: A job that finds its turn leased by a live attempt looks again after the lease ends, at most this many times.
 MAX_WAITS = 3
+#: A chat user's answer when this worker cannot run turns at all; the reason (e.g. no model) is in the worker's log.
+CANNOT_RUN = "I cannot answer right now: I am not set up to answer questions yet; the operator can see why in the log."
 
 
 def _status_reporter(env: TurnEnvironment, turn_id: int) -> Progress | None:
@@ -41,7 +43,7 @@ def run_turn_job(turn_id: int, waits: int = 0) -> None:
         env = runtime.environment()
     except TablescoutError as exc:  # e.g. no model configured: the turn fails with the reason, once
         log.error("turn %s cannot run on this worker: %s", turn_id, exc)
-        runtime.fail_turn(turn_id, f"I cannot answer right now: {exc}")
+        runtime.fail_turn(turn_id, CANNOT_RUN)
         deliver_now(turn_id)
         return
     outcome = run_turn(env, turn_id, _status_reporter(env, turn_id))

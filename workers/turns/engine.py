@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 LEASE_MARGIN_S = 15.0
 #: Below this many seconds left, another model call is not started.
 MIN_MODEL_S = 2.0
+#: A chat user's answer when the turn could not start (the reason, e.g. an invalid configuration, is logged).
+COULD_NOT_START = "I could not start on this question because of a problem on my side; the operator can see why."
 
 Progress = Callable[[str], None]
 
@@ -222,7 +224,7 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
     except TablescoutError as exc:  # e.g. the configuration file became invalid: say so, do not retry forever
         log.warning("turn %s could not start: %s", turn_id, exc)
         with env.store.transaction() as session:
-            turn_repo.fail_unstarted(session, turn_id, f"I could not start on this question: {exc}")
+            turn_repo.fail_unstarted(session, turn_id, COULD_NOT_START)
         return TurnOutcome("finished", turn_id, status="failed")
     if claim.outcome == "missing":
         return TurnOutcome("missing", turn_id)
@@ -257,12 +259,13 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
         log.info("turn %s: %s", turn_id, exc)
         reason = "the conversation grew longer than the model can read at once"
         return _finish(env, run, "partial", partial_answer(reason, run.last_text, run.context), str(exc))
-    except ModelTimeout as exc:
-        answer = partial_answer(f"the model did not answer in time ({exc})", run.last_text, run.context)
+    except ModelTimeout as exc:  # the user reads no endpoint: the details are in the log and the turn's error
+        log.warning("turn %s: %s", turn_id, exc)
+        answer = partial_answer("the model service did not answer in time", run.last_text, run.context)
         return _finish(env, run, "partial", answer, str(exc))
     except ModelError as exc:
         log.warning("turn %s: model error: %s", turn_id, exc)
-        return _finish(env, run, "failed", f"I could not reach the model: {exc}", str(exc))
+        return _finish(env, run, "failed", exc.user_message, str(exc))
     except Exception as exc:  # a fault of ours: the user gets an honest answer, the operator the traceback
         log.exception("turn %s failed", turn_id)
         answer = "Something went wrong on my side while answering; please ask again. The operator can see why."

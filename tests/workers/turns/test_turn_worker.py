@@ -143,5 +143,8 @@ def test_a_worker_without_a_model_fails_the_turn_with_the_reason(
         wait_until(lambda: _finished(turn_world, turn_id), 60, "the failed turn")
     stored = turn_world.turn(turn_id)
     assert stored["status"] == "failed"
-    assert "no model is configured" in stored["answer"]
+    from workers.tasks.turns import CANNOT_RUN  # importing the task module configures the Celery app
+
+    assert stored["answer"] == CANNOT_RUN  # the chat user reads no configuration details
+    assert "no model is configured" in (tmp_path / "worker.log").read_text()  # the operator does
     assert fake_anthropic.requests == []
