@@ -58,20 +58,33 @@ def find_joins(connector: Connector, measured: dict[str, Measured], judgements: 
 
 
 def _codes_for(
-    info: TableInfo, facts: dict[str, Any], code_tables: Sequence[CodeTable]
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+    info: TableInfo,
+    facts: dict[str, Any],
+    code_tables: Sequence[CodeTable],
+    reads_of: dict[str, list[tuple[str | None, str]] | None],
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str], dict[str, list[list[str | None]] | None]]:
+    """Codes per column with their meanings, where the meanings came from, and the tables they were read from
+    (the code table and, for a code view, everything it reads; None when a view's reads cannot be followed)."""
     codes: dict[str, list[dict[str, Any]]] = {}
     sources: dict[str, str] = {}
+    read_from: dict[str, list[list[str | None]] | None] = {}
     columns = {c.name: c for c in info.columns}
     for name, pairs in (facts.get("code_values") or {}).items():
         if name not in columns:
             continue
         fk_target = next((fk.ref_table for fk in info.foreign_keys if name in fk.columns), None)
-        meanings, source = resolve_meanings(info.ref.name, columns[name], [p[0] for p in pairs], code_tables, fk_target)
+        meanings, source, table = resolve_meanings(
+            info.ref.name, columns[name], [p[0] for p in pairs], code_tables, fk_target
+        )
         codes[name] = [{"code": code, "meaning": meanings.get(code), "share": share} for code, share in pairs]
         if source:
             sources[name] = source
-    return codes, sources
+        if table is None:
+            read_from[name] = []
+            continue
+        behind = reads_of.get(table.qualified, []) if table.kind == "view" else []
+        read_from[name] = None if behind is None else [[table.schema, table.table], *([s, n] for s, n in behind)]
+    return codes, sources, read_from
 
 
 def build_cards(
@@ -95,10 +108,11 @@ def build_cards(
                 {"table": measured[key].info.ref.name, "role": judgement.role, "row_count": rows}
             )
     engine = f"{connector.engine} {connector.version}"
+    reads_of = {key: connector.view_reads(m.info.ref) for key, m in measured.items() if m.info.ref.kind == "view"}
     for key, item in measured.items():
         judgement = judgements[key]
         profiles = stored_profiles(item.facts)
-        codes, code_sources = _codes_for(item.info, item.facts, code_tables)
+        codes, code_sources, codes_from = _codes_for(item.info, item.facts, code_tables, reads_of)
         watch = columns_to_watch(item.info.columns, profiles, set(codes))
         inputs = CardInputs(
             database=database,
@@ -111,6 +125,8 @@ def build_cards(
             profiles=profiles,
             codes=codes,
             code_sources=code_sources,
+            codes_from=codes_from,
+            reads=reads_of.get(key, []),
             watch=watch,
             joins=[_facing(j, key) for j in built.joins if j.from_table == key or j.to_table == key],
             referenced_by=sorted({j.from_table for j in built.joins if j.to_table == key and j.kind == "declared"}),

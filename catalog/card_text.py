@@ -10,58 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.card_head import header_lines
+
 DEFAULT_BUDGET = 6000
-
-
-def _count(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else "unknown"
-
-
-def header_lines(card: dict[str, Any], engine: str | None = None) -> list[str]:
-    where = card["database"] + (f".{card['schema']}" if card.get("schema") else "")
-    role = card["role"] + (f" copy of {card['copy_of']}" if card.get("copy_of") else "")
-    rows = _count(card.get("row_count")) + ("" if card.get("row_count_exact") else " (estimate)")
-    lines = [f"Table {card['table']} in {where}{f' ({engine})' if engine else ''}: {role}, {rows} rows"]
-    lines.append(f"Purpose: {card['purpose']}")
-    if card.get("copy_of"):
-        lines.append(
-            f"Stale copy: use {card['copy_of']} unless the user asks about this copy. Evidence: "
-            + _evidence(card.get("copy_evidence") or {})
-        )
-    if card.get("copies"):
-        listed = ", ".join(f"{c['table']} ({c['role']}, {_count(c.get('row_count'))} rows)" for c in card["copies"])
-        lines.append(f"Copies of this table (do not use unless asked): {listed}")
-    if card.get("primary_key"):
-        lines.append("Primary key: " + ", ".join(card["primary_key"]))
-    for fk in card.get("foreign_keys", []):
-        lines.append(f"Foreign key: {', '.join(fk['columns'])} -> {fk['references']}({', '.join(fk['ref_columns'])})")
-    if card.get("referenced_by"):
-        lines.append("Referenced by: " + ", ".join(card["referenced_by"]))
-    inferred = [j for j in card.get("joins", []) if j["kind"] == "inferred"]
-    for join in inferred[:8]:
-        lines.append(
-            f"Inferred join: {', '.join(join['from_columns'])} -> {join['to']}({', '.join(join['to_columns'])}) "
-            f"confidence {join['confidence']:.2f}"
-        )
-    if card.get("watch"):
-        lines.append("Columns to watch: " + "; ".join(f"{k}: {v}" for k, v in card["watch"].items()))
-    if card.get("skipped_reason"):
-        lines.append(f"Analysis incomplete: {card['skipped_reason']}")
-    return lines
-
-
-def _evidence(evidence: dict[str, Any]) -> str:
-    parts = []
-    if "name_pattern" in evidence:
-        parts.append(f"name {evidence['name_pattern']}")
-    if "column_similarity" in evidence:
-        parts.append(f"column overlap {evidence['column_similarity']:.0%}")
-    rows = evidence.get("rows") or {}
-    if rows.get("copy") is not None and rows.get("live") is not None:
-        parts.append(f"{rows['copy']:,} vs {rows['live']:,} rows")
-    if evidence.get("key_containment") is not None:
-        parts.append(f"{evidence['key_containment']:.0%} of its keys in the live table")
-    return ", ".join(parts) or "name and columns"
 
 
 def column_brief(column: dict[str, Any]) -> str:

@@ -58,6 +58,12 @@ class CodeTable:
     label_column: str
     group_column: str | None
     entries: dict[str, dict[str, str]] = field(default_factory=dict)  # group ("" when none) → code → label
+    schema: str | None = None  # None: the default schema
+    kind: str = "table"  # "table" or "view"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}" if self.schema else self.table
 
 
 def _words(name: str) -> set[str]:
@@ -103,7 +109,9 @@ def code_table_shape(info: TableInfo) -> CodeTable | None:
     group_column = in_key[0].name if in_key else None
     if info.primary_key and code_column.name not in info.primary_key:
         return None
-    return CodeTable(info.ref.name, code_column.name, labels[0].name, group_column)
+    return CodeTable(
+        info.ref.name, code_column.name, labels[0].name, group_column, schema=info.ref.schema, kind=info.ref.kind
+    )
 
 
 def fill_code_table(table: CodeTable, columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:
@@ -129,13 +137,14 @@ def resolve_meanings(
     codes: list[str],
     code_tables: Sequence[CodeTable],
     fk_target: str | None,
-) -> tuple[dict[str, str], str | None]:
-    """Meanings for the codes and where they came from ("CODE_DTL group ORD_STAT", "comment"), or ({}, None)."""
+) -> tuple[dict[str, str], str | None, CodeTable | None]:
+    """Meanings for the codes, where they came from ("CODE_DTL group ORD_STAT", "column comment") and the code
+    table they were read from (None for a comment), or ({}, None, None)."""
     wanted = {c.strip() for c in codes}
     if not wanted:
-        return {}, None
+        return {}, None, None
     comment = column.comment or ""
-    candidates: list[tuple[tuple[int, float, int], dict[str, str], str]] = []
+    candidates: list[tuple[tuple[int, float, int], dict[str, str], str, CodeTable]] = []
     for table in code_tables:
         if table.table == table_name:
             continue
@@ -148,14 +157,14 @@ def resolve_meanings(
             overlap = len(_words(group) & (_words(column.name) | _words(table_name))) if group else 0
             rank = (2 if by_fk else 1 if named else 0, covered, overlap)
             where = f"{table.table} group {group}" if group else table.table
-            candidates.append((rank, entries, where))
+            candidates.append((rank, entries, where, table))
     if candidates:
         candidates.sort(key=lambda c: c[0], reverse=True)
         best = candidates[0]
         ambiguous = len(candidates) > 1 and candidates[1][0] == best[0] and best[0][0] == 0
         if not ambiguous:
-            return {c: best[1][c] for c in wanted if c in best[1]}, best[2]
+            return {c: best[1][c] for c in wanted if c in best[1]}, best[2], best[3]
     from_comment = _from_comment(column.comment, wanted)
     if from_comment:
-        return {c: from_comment[c] for c in wanted}, "column comment"
-    return {}, None
+        return {c: from_comment[c] for c in wanted}, "column comment", None
+    return {}, None, None

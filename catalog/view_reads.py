@@ -64,6 +64,10 @@ class Resolved:
     unverifiable: bool = False  # a view whose definition cannot be read or followed
 
 
+#: Engine families whose views are followed; a view of another engine cannot be checked.
+FOLLOWED_FAMILIES = frozenset({"sqlite", "mysql", "postgresql"})
+
+
 def family_of(dialect_name: str) -> str:
     """ "sqlite", "mysql" (MariaDB included) or "postgresql" for a SQLAlchemy dialect name; others as they are."""
     return "mysql" if dialect_name in ("mysql", "mariadb") else dialect_name

@@ -5,8 +5,15 @@ synced into the store), or the configured default role when no group maps. Every
 `Principal.may_see(database, table)`, so search, cards, notes and SQL checks can never disagree.
 
 Rules: a role allows a table when one of its grants for that database allows it and none of its grants for that
-database denies it; a user may see what any of their roles allows. Patterns are shell-style and case-insensitive,
-matched against `TABLE` and `schema.TABLE`.
+database denies it; a user may see what any of their roles allows. Patterns are shell-style and case-insensitive.
+Tables of the source's default schema (PostgreSQL's first schema on the search_path, MariaDB's database, SQLite's
+`main`) are named without a schema, as the catalog names them:
+- `ORD_MST`, `ORD_*` (no schema) allow tables of the default schema only; `rpt.ORD_MST`, `rpt.*` tables of schema
+  `rpt`; `*.ORD_MST` ORD_MST in every schema, the default one included; `*` alone (the default allow) everything.
+- A deny pattern without a schema denies the name in every schema (`EMP_*` hides `hr.EMP_MST` too), so a deny never
+  covers less than it says; `rpt.EMP_*` denies in schema `rpt` only.
+A view is seen only by those who may see it and every table and view it reads (`Principal.may_see_table`), as
+run_sql checks it; what a view reads is recorded by analysis in its card (`reads`).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from core.config_file import ConfigFile, Grant, GroupMapping
 from core.errors import ConfigError
-from core.store.models import DirectoryGroup
+from core.store.models import DirectoryGroup, SourceTable
 from core.store.repositories import directory
 
 PLATFORMS = ("slack", "teams")
@@ -38,15 +45,21 @@ class RoleGrants:
         return any(g.allow for g in self._grants_for(database))
 
     def allows_table(self, database: str, table: str, schema: str | None) -> bool:
-        names = [table.casefold()]
-        if schema:
-            names.append(f"{schema}.{table}".casefold())
         grants = self._grants_for(database)
+        allowed = any(pattern_matches(p, table, schema, deny=False) for g in grants for p in g.allow)
+        return allowed and not any(pattern_matches(p, table, schema, deny=True) for g in grants for p in g.deny)
 
-        def matches(patterns: list[str]) -> bool:
-            return any(fnmatchcase(n, p.casefold()) for p in patterns for n in names)
 
-        return any(matches(g.allow) for g in grants) and not any(matches(g.deny) for g in grants)
+def pattern_matches(pattern: str, table: str, schema: str | None, *, deny: bool) -> bool:
+    """Does one allow (or deny) pattern cover table `schema.table` (schema None: the default schema)?"""
+    wanted = pattern.casefold()
+    name = table.casefold()
+    if wanted == "*":
+        return True
+    if "." in wanted:
+        schema_pattern, _, table_pattern = wanted.rpartition(".")
+        return fnmatchcase(name, table_pattern) and fnmatchcase((schema or "").casefold(), schema_pattern)
+    return fnmatchcase(name, wanted) and (deny or not schema)
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,22 @@ class Principal:
         if table is None:
             return any(r.allows_database(database) for r in self.roles)
         return any(r.allows_table(database, table, schema) for r in self.roles)
+
+    def may_see_table(self, database: str, table: SourceTable) -> bool:
+        """May this principal see analysed table `table` of source `database`: the table itself, and for a view
+        every table and view it reads (as run_sql would check it). A view whose reads were not recorded (analysed
+        before they were, or not followable) is seen by operators only."""
+        if self.operator:
+            return True
+        if not self.may_see(database, table.name, table.schema_name or None):
+            return False
+        card = table.card or {}
+        if card.get("kind") != "view":
+            return True
+        reads = card.get("reads")
+        if not isinstance(reads, list):
+            return False
+        return all(self.may_see(database, str(name), str(schema) if schema else None) for schema, name in reads)
 
 
 def parse_user_ref(ref: str) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.card_head import header_lines
 from core.store.models import Note, SourceTable
 
 SIGNAL_ORDER = ("semantic", "keyword", "note")
@@ -67,11 +68,18 @@ def _joins(card: dict[str, Any]) -> list[str]:
     ]
 
 
+def card_head(card: dict[str, Any], fallback: str) -> str:
+    """The head of a card (as the reader may see it) as text: the part of the card before its columns."""
+    if not card.get("table") or not card.get("database"):
+        return fallback
+    return "\n".join(header_lines(card, card.get("engine")))
+
+
 def build_candidate(
-    row: SourceTable, database: str, score: float, matched: set[str], notes: Sequence[Note]
+    row: SourceTable, database: str, score: float, matched: set[str], notes: Sequence[Note], card: dict[str, Any]
 ) -> Candidate:
-    card = row.card or {}
-    head = (row.card_text or row.name).split("\nColumns (")[0]
+    """A candidate from `card`, the card of `row` as the reader may see it (`core.card_view.card_for_viewer`)."""
+    head = card_head(card, row.name)
     return Candidate(
         database=database,
         schema=row.schema_name or None,

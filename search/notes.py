@@ -5,8 +5,11 @@ the caller's trusted context and decides everything: which tables a note may be 
 listed or shown with a card, and who may change them. Note text is untrusted data: it is stored and indexed as
 written and never read for instructions, names or permissions.
 
-Who sees a note: someone who may see every table it is attached to, and for a private note only its author (the
-operator at the command line sees everything). Who may edit or delete it: its author, or an admin who can see it.
+Who sees a note: someone who may see every table it is attached to (a view counts with everything it reads), and
+for a private note only its author (the operator at the command line sees everything). The rule is the same
+wherever a note appears: `note list`, a card, search candidates and note matches in search. A note attached to a
+table the reader may not see is not shown at all, not even with the tables they may see, since its text may be
+about the hidden one. Who may edit or delete it: its author, or an admin who can see it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from core.permissions import Principal
 from core.store.models import Note, Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import notes as note_repo
+from core.store.repositories import search_queries as queries
 from core.store.repositories import sources as source_repo
 from search.encoders import Embedder
 from search.indexing import index_note
@@ -31,6 +35,8 @@ from search.indexing import index_note
 MAX_NOTE_CHARS = 2000
 MAX_NOTE_TABLES = 10
 CARD_NOTES = 5
+#: Notes read beyond those shown per search candidate, so that notes hidden from the reader leave room for others.
+NOTES_LOOKED_AT = 20
 _AUTHOR_LIMITS = (20, 128)  # the store's column sizes for author platform and id
 
 
@@ -124,7 +130,7 @@ def _database(session: Session, principal: Principal, name: str) -> Source:
 
 
 def _may_see(principal: Principal, database: str, row: SourceTable) -> bool:
-    return principal.may_see(database, row.name, row.schema_name or None)
+    return principal.may_see_table(database, row)
 
 
 def _table(
@@ -140,6 +146,9 @@ def _table(
         schema, _, bare = wanted.rpartition(".")
         rows = note_repo.tables_named(session, source.id, bare, schema)
     rows = [r for r in rows if (r.visible or include_invisible) and _may_see(principal, source.name, r)]
+    written = [r for r in rows if qualified(r.schema_name, r.name) == wanted]
+    if len(written) == 1:
+        return written[0]  # `ORD_MST` is the default schema's table beside `rpt.ORD_MST`, as permissions name it
     exact = [r for r in rows if r.name == wanted or qualified(r.schema_name, r.name) == wanted]
     if len(exact) == 1:
         return exact[0]
@@ -212,14 +221,46 @@ def _is_author(note: Note, viewer: tuple[str, str] | None) -> bool:
     return viewer is not None and (note.author_platform, note.author_id) == tuple(viewer)
 
 
+def _all_seen(principal: Principal, attached: Sequence[note_repo.Attachment], rows: dict[int, SourceTable]) -> bool:
+    return bool(attached) and all(
+        a.table_id in rows and principal.may_see_table(a.database, rows[a.table_id]) for a in attached
+    )
+
+
+def _attached_rows(session: Session, attached: dict[int, list[note_repo.Attachment]]) -> dict[int, SourceTable]:
+    return queries.tables(session, sorted({a.table_id for items in attached.values() for a in items}))
+
+
 def _readable(
-    principal: Principal, viewer: tuple[str, str] | None, note: Note, attached: Sequence[note_repo.Attachment]
+    principal: Principal,
+    viewer: tuple[str, str] | None,
+    note: Note,
+    attached: Sequence[note_repo.Attachment],
+    rows: dict[int, SourceTable],
 ) -> bool:
     if principal.operator:
         return True
     if note.private and not _is_author(note, viewer):
         return False
-    return bool(attached) and all(principal.may_see(a.database, a.table, a.schema or None) for a in attached)
+    return _all_seen(principal, attached, rows)
+
+
+def seen_in_full(session: Session, principal: Principal, note_ids: Sequence[int]) -> set[int]:
+    """Of `note_ids`, the notes whose every table the principal may see (privacy is the caller's filter)."""
+    if principal.operator:
+        return set(note_ids)
+    attached = note_repo.attachments(session, list(dict.fromkeys(note_ids)))
+    rows = _attached_rows(session, attached)
+    return {n for n, items in attached.items() if _all_seen(principal, items, rows)}
+
+
+def readable_notes(
+    session: Session, principal: Principal, viewer: tuple[str, str] | None, table_ids: Sequence[int], per_table: int
+) -> dict[int, list[Note]]:
+    """Up to `per_table` notes per table that the principal may read there, newest first (search candidates)."""
+    found = queries.notes_for(session, table_ids, viewer, per_table=per_table + NOTES_LOOKED_AT)
+    seen = seen_in_full(session, principal, [n.id for notes in found.values() for n in notes])
+    return {t: [n for n in notes if n.id in seen][:per_table] for t, notes in found.items()}
 
 
 def _view(note: Note, attached: Sequence[note_repo.Attachment]) -> NoteView:
@@ -242,7 +283,10 @@ def _readable_views(
     session: Session, principal: Principal, viewer: tuple[str, str] | None, notes: Sequence[Note]
 ) -> list[NoteView]:
     attached = note_repo.attachments(session, [n.id for n in notes])
-    return [_view(n, attached.get(n.id, [])) for n in notes if _readable(principal, viewer, n, attached.get(n.id, []))]
+    rows = _attached_rows(session, attached)
+    return [
+        _view(n, attached.get(n.id, [])) for n in notes if _readable(principal, viewer, n, attached.get(n.id, []), rows)
+    ]
 
 
 def list_notes(
@@ -294,8 +338,10 @@ def _changeable(
     session: Session, principal: Principal, viewer: tuple[str, str] | None, note_id: int, action: str
 ) -> tuple[Note, list[note_repo.Attachment]]:
     note = note_repo.live(session, note_id)
-    attached = note_repo.attachments(session, [note_id]).get(note_id, []) if note else []
-    if note is None or not (_is_author(note, viewer) or _readable(principal, viewer, note, attached)):
+    by_note = note_repo.attachments(session, [note_id]) if note else {}
+    attached = by_note.get(note_id, [])
+    readable = note is not None and _readable(principal, viewer, note, attached, _attached_rows(session, by_note))
+    if note is None or not (_is_author(note, viewer) or readable):
         raise NoteNotFoundError(f"there is no note #{note_id} that you may see")
     if not (_is_author(note, viewer) or principal.is_admin):
         raise NotePermissionError(f"only the author of note #{note_id} or an admin may {action} it")

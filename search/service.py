@@ -10,18 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
+from core.card_view import card_for_viewer
 from core.errors import NotFoundError, TablescoutError
 from core.permissions import Principal
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
-from search.candidates import Candidate, build_candidate
+from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.encoders import Embedder, Reranker
 from search.fusion import best_first, reciprocal_rank_fusion
+from search.notes import readable_notes, seen_in_full
 from search.ordering import place_copies, take_slots
 from search.query_text import tsquery
 
@@ -178,6 +181,8 @@ def search_tables(
             RETRIEVE,
             NOTE_SIMILARITY,
         )
+        seen = seen_in_full(session, principal, [h.note_id for h in note_hits])
+        note_hits = [h for h in note_hits if h.note_id in seen]  # a note on a hidden table is not a signal either
         rankings.append((best_first((h.table_id, h.score) for h in note_hits), 1.0))
         for note_hit in note_hits:
             matched.setdefault(note_hit.table_id, set()).add("note")
@@ -192,24 +197,25 @@ def search_tables(
     for table_id in order:
         row = rows[table_id]
         source = names[row.source_id]
-        if principal.may_see(source, row.name, row.schema_name or None):
+        if principal.may_see_table(source, row):
             allowed_order.append(table_id)
         elif len(allowed_order) < request.k:
             denied.append(f"{source}.{row.name}")
     scores = dict(fused)
+    cards = _ViewerCards(principal, rows, names)
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
-        allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, rows, note_texts, scores)
-    allowed_order = place_copies(
-        session, allowed_order, rows, lambda r: principal.may_see(names[r.source_id], r.name, r.schema_name or None)
-    )
+        allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
+    allowed_order = place_copies(session, allowed_order, rows, lambda r: principal.may_see_table(names[r.source_id], r))
     for table_id in allowed_order:
         live = rows[table_id].copy_of_id
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
     top = take_slots(allowed_order, rows, request.k)
-    notes = queries.notes_for(session, top, viewer, per_table=5)
+    notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
-        build_candidate(rows[t], names[rows[t].source_id], scores.get(t, 0.0), matched.get(t, set()), notes.get(t, []))
+        build_candidate(
+            rows[t], names[rows[t].source_id], scores.get(t, 0.0), matched.get(t, set()), notes.get(t, []), cards[t]
+        )
         for t in top
     ]
     if len({c.database for c in candidates}) > 1:
@@ -218,11 +224,33 @@ def search_tables(
     return SearchResult(searched, candidates, denied)
 
 
+class _ViewerCards:
+    """Cards of the tables search found, as the principal may see them (`core.card_view`), built when first asked."""
+
+    def __init__(self, principal: Principal, rows: dict[int, SourceTable], names: dict[int, str]) -> None:
+        self.principal = principal
+        self.rows = rows
+        self.names = names
+        self.built: dict[int, dict[str, Any]] = {}
+
+    def __getitem__(self, table_id: int) -> dict[str, Any]:
+        if table_id not in self.built:
+            row = self.rows[table_id]
+            database = self.names[row.source_id]
+            self.built[table_id] = card_for_viewer(
+                dict(row.card or {}), lambda schema, name: self.principal.may_see(database, name, schema)
+            )
+        return self.built[table_id]
+
+    def head(self, table_id: int) -> str:
+        return card_head(self[table_id], self.rows[table_id].name)
+
+
 def _rerank(
     reranker: Reranker,
     question: str,
     order: list[int],
-    rows: dict[int, SourceTable],
+    cards: _ViewerCards,
     note_texts: dict[int, list[str]],
     scores: dict[int, float],
 ) -> tuple[list[int], dict[int, float]]:
@@ -230,8 +258,7 @@ def _rerank(
     head, rest = order[:RERANK_DEPTH], order[RERANK_DEPTH:]
     documents = []
     for table_id in head:
-        card_head = (rows[table_id].card_text or rows[table_id].name).split("\nColumns (")[0]
-        documents.append("\n".join([card_head, *note_texts.get(table_id, [])]))
+        documents.append("\n".join([cards.head(table_id), *note_texts.get(table_id, [])]))
     relevance = reranker.score(question, documents)
     ranked = sorted(zip(relevance, head, strict=True), key=lambda p: -p[0])
     new_scores = dict(scores)

@@ -95,4 +95,9 @@ class Connector(Protocol):
         """How many of the distinct `values` occur in `column` (a key lookup used for containment checks)."""
         ...
 
+    def view_reads(self, ref: TableRef) -> list[tuple[str | None, str]] | None:
+        """What view `ref` reads, through views behind it, as (schema, name) (None: the default schema); [] for a
+        table; None when it cannot be followed."""
+        ...
+
     def close(self) -> None: ...

@@ -27,6 +27,8 @@ from catalog.connectors.errors import SourceTimeout, driver_message
 from catalog.connectors.introspection import list_refs, read_table, user_schemas
 from catalog.connectors.lookup import prepare
 from catalog.connectors.sampling import Rows, batches, fetch, rng_for, source
+from catalog.sql_tables import TableName
+from catalog.view_reads import FOLLOWED_FAMILIES, NameRefused, family_of, resolve
 from core.errors import SourceError
 
 
@@ -110,6 +112,27 @@ class GenericConnector:
             for batch in batches(wanted):
                 found.update(row[0] for row in conn.execute(select(col).where(col.in_(batch)).distinct()))
         return min(len(found), len(wanted))
+
+    def view_reads(self, ref: TableRef) -> list[tuple[str | None, str]] | None:
+        """Every table and view that view `ref` reads, through views behind it, as (schema, name) with the default
+        schema as None, followed the way run_sql's permission check follows it (catalog.view_reads); None when
+        that cannot be followed (a definition that cannot be read or parsed, nesting too deep, an engine without
+        such rules). A table reads nothing: []."""
+        if ref.kind != "view":
+            return []
+        family = family_of(str(self.sa_engine.dialect.name))
+        if family not in FOLLOWED_FAMILIES:
+            return None
+        written = TableName(name=ref.name, schema=ref.schema, quoted=True, schema_quoted=ref.schema is not None)
+        try:
+            with self._session("follow the view", ref) as conn:
+                resolved = resolve(conn, family, written)
+                conn.rollback()
+        except (SourceError, NameRefused):
+            return None
+        if resolved.unverifiable or resolved.view_reads is None:
+            return None
+        return list(dict.fromkeys(resolved.view_reads))
 
     def close(self) -> None:
         self.sa_engine.dispose()

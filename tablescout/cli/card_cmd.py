@@ -1,4 +1,9 @@
-"""`tablescout card NAME TABLE [--json]`: the table card as the model sees it, or as JSON."""
+"""`tablescout card NAME TABLE [--json] [--user ID]`: the table card as the model sees it, or as JSON.
+
+Without `--user` the operator's view (everything); with it, the card as that chat user's turn would show it: a
+table or view they may not see answers like a missing one, and links, code meanings and notes that come from
+tables they may not see are left out.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,14 @@ from typing import Annotated
 import typer
 
 from catalog.card_text import render_card
+from core.card_view import card_for_viewer
 from core.errors import NotFoundError
 from core.store.repositories import catalog as catalog_repo
-from core.store.repositories import notes as note_repo
 from core.store.repositories import sources as source_repo
+from core.store.repositories.notes import for_table
+from search.notes import notes_for_card
 from tablescout.cli.context import console, current_store, settings
+from tablescout.cli.search_cmd import principal_for
 
 
 def card(
@@ -22,33 +30,39 @@ def card(
     as_json: Annotated[bool, typer.Option("--json", help="The card as one JSON object.")] = False,
     columns: Annotated[str | None, typer.Option("--columns", help="Comma-separated columns to detail.")] = None,
     budget: Annotated[int, typer.Option("--budget", min=500, help="Characters the text may use.")] = 6000,
+    user: Annotated[str | None, typer.Option("--user", help="Show the card as slack:ID or teams:ID sees it.")] = None,
 ) -> None:
     """Show a table card: role, copy_of, columns with stats and codes, joins, notes."""
     config = settings()
     with current_store(config) as store, store.transaction() as session:
+        principal, viewer = principal_for(session, config, user)
         source = source_repo.by_name_or_alias(session, name)
-        if source is None:
+        if source is None or not principal.may_see(source.name):
             raise NotFoundError(f"there is no source named {name!r}; `tablescout source list` shows them")
+        database = source.name
         schema, _, bare = table.rpartition(".")
         row = catalog_repo.find_table(session, source.id, bare, schema if schema else None)
+        if row is not None and not principal.may_see_table(database, row):
+            row = None  # reads exactly like a table that does not exist
         if row is None or row.card is None:
-            known = [t.name for t in catalog_repo.tables_of(session, source.id)]
+            known = [t.name for t in catalog_repo.tables_of(session, source.id) if principal.may_see_table(database, t)]
             if not known:
                 raise NotFoundError(f"{source.name} has not been analysed yet; run `tablescout analyze {source.name}`")
             close = difflib.get_close_matches(bare, known, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise NotFoundError(f"{source.name} has no table {table!r}{hint}")
-        notes = note_repo.for_table(session, row.id, limit=5)
-        data = dict(row.card)
+        if principal.operator:
+            data = dict(row.card)
+            shared = for_table(session, row.id)
+            notes = [(n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in shared]
+        else:
+            data = card_for_viewer(dict(row.card), lambda s, n: principal.may_see(database, n, s))
+            shown = notes_for_card(session, principal, row.id, viewer)
+            notes = [(n.id, n.text, n.author, n.created_at) for n in shown]
         data["visible"] = row.visible
         data["notes"] = [
-            {
-                "id": n.id,
-                "text": n.text,
-                "author": f"{n.author_platform}:{n.author_id}",
-                "created_at": n.created_at.isoformat(),
-            }
-            for n in notes
+            {"id": note_id, "text": text, "author": author, "created_at": created.isoformat()}
+            for note_id, text, author, created in notes
         ]
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from core.card_view import card_for_viewer
 from core.errors import TablescoutError
 from core.permissions import Principal
 from core.settings import Settings
@@ -132,7 +133,7 @@ def visible_tables(context: ToolContext, source: Source) -> list[SourceTable]:
     return [
         t
         for t in catalog_repo.tables_of(context.session, source.id)
-        if t.visible and context.principal.may_see(source.name, t.name, t.schema_name or None)
+        if t.visible and context.principal.may_see_table(source.name, t)
     ]
 
 
@@ -140,7 +141,7 @@ def visible_table(context: ToolContext, source: Source, name: str) -> SourceTabl
     """The analysed table `name` of `source` that the user may see; denied tables answer "no permission"."""
     schema, bare = split_table(name)
     row = catalog_repo.find_table(context.session, source.id, bare, schema)
-    if row is not None and not context.principal.may_see(source.name, row.name, row.schema_name or None):
+    if row is not None and not context.principal.may_see_table(source.name, row):
         raise ToolInputError(
             f"no permission: {source.name}.{row.name} exists but this user may not see it; "
             "tell the user the data exists and they have no permission"
@@ -151,3 +152,9 @@ def visible_table(context: ToolContext, source: Source, name: str) -> SourceTabl
         hint = f"; did you mean {', '.join(close)}?" if close else "; use search_tables to find tables"
         raise ToolInputError(f"{source.name} has no table {name!r}{hint}")
     return row
+
+
+def viewer_card(context: ToolContext, source: Source, row: SourceTable) -> dict[str, Any]:
+    """The card of `row` as this user may see it: nothing in it leads to or comes from a table they may not see."""
+    database = source.name
+    return card_for_viewer(dict(row.card or {}), lambda schema, name: context.principal.may_see(database, name, schema))

@@ -83,11 +83,7 @@ def run_join(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     source = queryable_source(context, label)
     chosen: list[SourceTable] = [visible_table(context, source, name) for name in wanted]
     tables = {t.id: t for t in catalog_repo.tables_of(context.session, source.id)}
-    seen = {
-        t_id
-        for t_id, t in tables.items()
-        if t.visible and context.principal.may_see(source.name, t.name, t.schema_name or None)
-    }
+    seen = {t_id for t_id, t in tables.items() if t.visible and context.principal.may_see_table(source.name, t)}
     names = {t_id: t.name for t_id, t in tables.items()}
     joins = [j for j in catalog_repo.joins_of(context.session, source.id) if {j.from_table_id, j.to_table_id} <= seen]
     ids = {t.id for t in chosen}

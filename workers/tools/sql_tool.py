@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.store.models import ExecutedSql, SourceTable
+from core.store.models import ExecutedSql
 from core.store.repositories import catalog as catalog_repo
 from workers.models.types import ToolSpec
 from workers.sql.guard import SqlRefused, check_query, dialect_for
@@ -18,7 +18,7 @@ from workers.sql.repair import repair
 from workers.sql.service import SqlOutcome, run_sql
 from workers.tools import sql_help
 from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, text_argument
-from workers.tools.copy_rule import mentions
+from workers.tools.copy_rule import copy_refusal
 from workers.turns.answers import json_value
 
 #: Characters of result rows the model reads; the rows themselves (up to the row cap) are kept for the answer.
@@ -37,22 +37,6 @@ SQL_SPEC = ToolSpec(
         "required": ["database", "sql"],
     },
 )
-
-
-def _copy_refusal(context: ToolContext, source_id: int, names: list[tuple[str | None, str]]) -> str | None:
-    for schema, name in names:
-        row = catalog_repo.find_table(context.session, source_id, name, schema)
-        if row is None or row.copy_of_id is None:
-            continue
-        if mentions(context.user_texts, row.name, row.role):
-            continue
-        live = context.session.get(SourceTable, row.copy_of_id)
-        live_name = live.name if live is not None else "its live table"
-        return (
-            f"refused: {row.name} is a {row.role} copy of {live_name} and may hold stale rows. Use {live_name}; "
-            f"query {row.name} only when the user asks about that copy."
-        )
-    return None
 
 
 def _cell(value: Any) -> str:
@@ -106,7 +90,7 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             names = [(t.schema, t.name) for t in check_query(sql, dialect).tables]
         except SqlRefused:
             names = []  # run_sql refuses it below, with the same reason, and audits the refusal
-    refusal = _copy_refusal(context, source.id, names)
+    refusal = copy_refusal(context.session, context.principal, source, context.user_texts, names)
     if refusal is not None:
         context.sql_runs.append(SqlRecord(source.name, sql, [], [], False, refusal))
         context.session.add(
