@@ -1,10 +1,11 @@
 """SQLAlchemy engines for running the model's SQL on source databases: one pooled engine per source and process.
 
 Every connection is read-only before any statement runs (SPEC §7, layer 3): SQLite opens the file with `mode=ro`,
-sets `PRAGMA query_only` and allows no attached databases; MariaDB/MySQL sessions default to read-only transactions,
-without multi-statement support, and with backslash escapes on (as the guard's parser assumes); PostgreSQL sessions
-default to read-only transactions. The executor (`workers.sql.readonly`) adds a read-only transaction and a timeout
-per statement on top.
+sets `PRAGMA query_only`, allows no attached databases and no string, blob or row over `SQLITE_MAX_LENGTH` bytes;
+MariaDB/MySQL sessions default to read-only transactions, without multi-statement support, and with backslash
+escapes on (as the guard's parser assumes); PostgreSQL sessions default to read-only transactions, and what the
+account may do (superuser, temp_file_limit) is noted per connection. The executor (`workers.sql.readonly`) adds a
+read-only transaction, a timeout and space limits per statement on top.
 """
 
 from __future__ import annotations
@@ -23,11 +24,23 @@ from catalog import source_url
 from core.errors import SourceError
 from core.settings import Settings
 from core.store.models import Source
+from workers.sql.limits import SQLITE_MAX_LENGTH
 
 CONNECT_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_S = 5
 #: Key in a pooled connection's `info`: "sqlite", "mariadb", "mysql" or "postgresql".
 FAMILY = "tablescout_family"
+#: Keys in a PostgreSQL connection's `info`: the account is a superuser; the server has the pg_read_all_data role;
+#: the account may set temp_file_limit (a superuser, or PostgreSQL 15's GRANT SET ON PARAMETER).
+PG_SUPERUSER = "tablescout_pg_superuser"
+PG_READ_ROLE = "tablescout_pg_read_role"
+PG_TEMP_LIMIT = "tablescout_pg_temp_limit"
+_PG_ACCOUNT = """
+    SELECT current_setting('is_superuser') = 'on',
+           to_regrole('pg_read_all_data') IS NOT NULL,
+           current_setting('is_superuser') = 'on' OR (current_setting('server_version_num')::int >= 150000
+               AND has_parameter_privilege('temp_file_limit', 'SET'))
+"""
 
 _engines: dict[tuple[str, str], Engine] = {}
 _lock = threading.Lock()
@@ -96,6 +109,7 @@ def _sqlite_engine(url: URL) -> Engine:
         conn.execute("PRAGMA query_only = ON")
         conn.execute("PRAGMA trusted_schema = OFF")
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no ATTACH: the file opened is the only database
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_LENGTH)  # no huge string, blob or row is ever built
         return conn
 
     return create_engine(URL.create("sqlite", database=str(path)), creator=connect)
@@ -130,10 +144,16 @@ def _postgres_engine(url: URL) -> Engine:
         cursor = dbapi_conn.cursor()
         try:
             cursor.execute("SELECT set_config('default_transaction_read_only', 'on', false)")
+            cursor.execute(_PG_ACCOUNT)
+            account = cursor.fetchone()
+            superuser, read_role, temp_limit = account if account is not None else (True, False, False)
         finally:
             cursor.close()
         dbapi_conn.commit()  # a SET made in a transaction that is rolled back would be undone
         record.info[FAMILY] = "postgresql"
+        record.info[PG_SUPERUSER] = bool(superuser)
+        record.info[PG_READ_ROLE] = bool(read_role)
+        record.info[PG_TEMP_LIMIT] = bool(temp_limit)
 
     event.listen(engine, "connect", on_connect)
     return engine

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from catalog.sql_tables import SYSTEM_SCHEMAS, TableName, TableNameError, parse_definition, tables_read
+from workers.sql.catalog_rules import catalog_reason, is_catalog_table
 from workers.sql.functions import function_name, is_allowed
 
 MAX_SQL_CHARS = 50_000
@@ -45,8 +46,6 @@ _STATEMENTS: tuple[type[exp.Expr], ...] = tuple(
     if isinstance(cls := getattr(exp, name, None), type) and issubclass(cls, exp.Expr)
 )
 
-_SQLITE_SYSTEM_PREFIX = "sqlite_"
-
 
 class SqlRefused(Exception):
     """The SQL may not run; `str(exc)` tells the model why, starting with "refused:"."""
@@ -70,8 +69,9 @@ def dialect_for(engine: str) -> str | None:
     return DIALECTS.get(engine.lower())
 
 
-def check_query(sql: str, dialect: str) -> CheckedQuery:
-    """Parse `sql` in `dialect` and return it when it is one read-only query; raise SqlRefused otherwise."""
+def check_query(sql: str, dialect: str, *, catalog: bool = False) -> CheckedQuery:
+    """Parse `sql` in `dialect` and return it when it is one read-only query; raise SqlRefused otherwise.
+    `catalog`: the user's role grants catalog reads on this source (`workers.sql.catalog_rules`)."""
     if not sql.strip():
         raise SqlRefused("no SQL was given")
     if len(sql) > MAX_SQL_CHARS:
@@ -84,21 +84,26 @@ def check_query(sql: str, dialect: str) -> CheckedQuery:
     if not isinstance(statement, _QUERY_ROOTS):
         raise SqlRefused(f"only queries (SELECT ...) may run; this is {_kind(statement)}")
     for node in statement.walk():
-        _check_node(node, dialect)
+        _check_node(node, dialect, catalog)
     try:
         tables = tables_read(statement, dialect)
     except TableNameError as exc:
         raise SqlRefused(str(exc)) from exc
+    if catalog:
+        return CheckedQuery(sql=sql, dialect=dialect, statement=statement, tables=tuple(tables))
     for table in tables:
         if is_system_table(table, dialect):
             raise SqlRefused(f"system catalogs ({table.written}) cannot be queried; search the catalog with tools")
+    reason = catalog_reason(statement, dialect)
+    if reason is not None:
+        raise SqlRefused(f"{reason}; search the catalog with tools")
     return CheckedQuery(sql=sql, dialect=dialect, statement=statement, tables=tuple(tables))
 
 
 def is_system_table(table: TableName, dialect: str) -> bool:
     if table.schema is not None and table.schema.lower() in SYSTEM_SCHEMAS:
         return True
-    return dialect == "sqlite" and table.name.lower().startswith(_SQLITE_SYSTEM_PREFIX)
+    return is_catalog_table(table.name, dialect)
 
 
 # --- internals -------------------------------------------------------------------------------------------------
@@ -145,7 +150,7 @@ def _kind(node: exp.Expr) -> str:
     return f"a {node.key.upper()} statement"
 
 
-def _check_node(node: exp.Expr, dialect: str) -> None:
+def _check_node(node: exp.Expr, dialect: str, catalog: bool) -> None:
     if isinstance(node, _STATEMENTS):
         raise SqlRefused(f"only queries may run; {_kind(node)} inside the query (e.g. in a WITH clause) is not allowed")
     if isinstance(node, exp.Into):
@@ -161,6 +166,9 @@ def _check_node(node: exp.Expr, dialect: str) -> None:
         )
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
         raise SqlRefused(f"schema-qualified function calls ({node.sql(dialect=dialect)}) are not allowed")
+    table_function = isinstance(node, exp.Anonymous) and isinstance(node.parent, exp.Table)
+    if catalog and table_function and is_catalog_table(str(node.name), dialect):
+        return  # a table-valued pragma, as a table (the role grants catalog reads)
     if isinstance(node, exp.Func) and not is_allowed(node, dialect):
         name = function_name(node).upper()
         raise SqlRefused(

@@ -1,5 +1,6 @@
 """The read-only executor on its own, with the guard bypassed: writes of every kind fail on SQLite, MariaDB and
-PostgreSQL and leave the data as it was; huge results come back capped with bounded memory; slow statements are
+PostgreSQL and leave the data as it was, both in the engine's session alone (`run_read_only`, no text check) and
+through the executor's text check; huge results come back capped with bounded memory; slow statements are
 cancelled at the timeout and the engine stays usable."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from catalog.sample_erp.digest import content_digest
 from tests.workers.sql.conftest import SqlSource
 from workers.sql.engines import create_source_engine
 from workers.sql.limits import SqlLimits
-from workers.sql.readonly import ExecutionError, ExecutionTimeout, execute_read_only
+from workers.sql.readonly import ExecutionError, ExecutionTimeout, execute_read_only, run_read_only
 
 WRITES = {
     "common": [
@@ -110,8 +111,10 @@ def test_every_kind_of_write_fails_and_changes_nothing(sql_source: SqlSource, en
     for template in [*WRITES["common"], *WRITES[sql_source.kind]]:
         sql = _sql(sql_source, template)
         with pytest.raises(ExecutionError) as failed:
-            execute_read_only(engine, sql, SqlLimits(timeout_s=10))
+            run_read_only(engine, sql, SqlLimits(timeout_s=10))
         assert str(failed.value), sql
+        with pytest.raises(ExecutionError):
+            execute_read_only(engine, sql, SqlLimits(timeout_s=10))
     assert content_digest(sql_source.admin, "erp") == before_data
     assert _shape(sql_source) == before_shape
     # The engine still answers queries afterwards.
@@ -122,7 +125,7 @@ def test_every_kind_of_write_fails_and_changes_nothing(sql_source: SqlSource, en
 def test_the_engine_names_read_only_as_the_reason(sql_source: SqlSource, engine: Engine) -> None:
     sql = _sql(sql_source, "DELETE FROM {ORD_DTL_H}")
     with pytest.raises(ExecutionError) as failed:
-        execute_read_only(engine, sql, SqlLimits())
+        run_read_only(engine, sql, SqlLimits())
     reason = str(failed.value).lower()
     assert "read-only" in reason or "read only" in reason or "readonly" in reason
 
