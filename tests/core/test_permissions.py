@@ -7,7 +7,8 @@ from sqlalchemy.orm import Session
 
 from core.config_file import ConfigFile
 from core.errors import ConfigError
-from core.permissions import Principal, parse_user_ref, resolve_principal
+from core.permissions import Principal, parse_user_ref, resolve_principal, role_grants
+from core.store.models import SourceTable
 from core.store.repositories import directory
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
@@ -159,3 +160,46 @@ def test_user_references() -> None:
 def test_unknown_platform_is_refused(session: Session) -> None:
     with pytest.raises(ConfigError, match="unknown platform"):
         resolve_principal(session, CONFIG, "discord", "x")
+
+
+SCHEMAS = ConfigFile.model_validate(
+    {
+        "sources": {"erp": {"url": "sqlite:////erp.sqlite"}},
+        "roles": {
+            "orders": {"grants": [{"database": "erp", "allow": ["ORD_MST"]}]},
+            "any_schema": {"grants": [{"database": "erp", "allow": ["*.ORD_MST"]}]},
+            "reports": {"grants": [{"database": "erp", "allow": ["rpt.*"]}]},
+            "no_staff": {"grants": [{"database": "erp", "allow": ["*"], "deny": ["EMP_*"]}]},
+        },
+    }
+)
+
+
+def test_a_pattern_without_a_schema_means_the_default_schema() -> None:
+    def principal(role: str) -> Principal:
+        return Principal(platform="slack", user_id="U", roles=(role_grants(SCHEMAS, role),))
+
+    orders = principal("orders")
+    assert orders.may_see("erp", "ORD_MST")
+    assert not orders.may_see("erp", "ORD_MST", schema="rpt"), "a bare allow no longer reaches other schemas"
+    assert principal("any_schema").may_see("erp", "ORD_MST", schema="rpt")
+    assert principal("any_schema").may_see("erp", "ORD_MST")
+    assert principal("reports").may_see("erp", "ANY_TABLE", schema="rpt")
+    assert not principal("reports").may_see("erp", "ORD_MST")
+    no_staff = principal("no_staff")
+    assert no_staff.may_see("erp", "ORD_MST", schema="rpt"), "`*` alone allows every schema"
+    assert not no_staff.may_see("erp", "EMP_MST", schema="hr"), "a bare deny covers the name in every schema"
+
+
+def test_a_view_is_seen_only_with_everything_it_reads() -> None:
+    no_staff = Principal(platform="slack", user_id="U", roles=(role_grants(SCHEMAS, "no_staff"),))
+
+    def view(reads: object) -> SourceTable:
+        return SourceTable(name="PAY_V", schema_name="", card={"kind": "view", "reads": reads})
+
+    assert no_staff.may_see_table("erp", view([[None, "ORD_MST"]]))
+    assert not no_staff.may_see_table("erp", view([[None, "ORD_MST"], [None, "EMP_MST"]]))
+    assert not no_staff.may_see_table("erp", view(None)), "a view whose reads are unknown is not shown"
+    assert Principal.for_operator().may_see_table("erp", view(None))
+    table = SourceTable(name="ORD_MST", schema_name="", card={"kind": "table"})
+    assert no_staff.may_see_table("erp", table)
