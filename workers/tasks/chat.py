@@ -1,9 +1,10 @@
-"""Chat delivery jobs: retrying an answer that could not be posted, and the periodic outbox sweep.
+"""Chat delivery jobs: retrying an answer that could not be posted, and the periodic sweep.
 
 A turn job posts its own answer right after the turn finishes (workers/tasks/turns.py); these tasks cover what
 went wrong: a platform that was rate limiting past its retries or down for a while (`tablescout.chat.deliver`, with
-backoff), and a bot server that stored a message but stopped before its relay published the job (the sweep, on the
-beat schedule, publishes such jobs and re-delivers answers still pending).
+backoff), a bot server that stored a message but stopped before its relay published the job, and a job the broker
+or a dying worker lost (the sweep, on the beat schedule: it publishes stored jobs, runs again or fails turns whose
+job was lost (workers/turn_sweep.py), and delivers answers still pending).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import logging
 from bot.delivery import deliver_answer, pending_answers
 from bot.relay import publish_pending
 from core.errors import TablescoutError
+from core.settings import load_settings
 from workers import runtime
-from workers.app import DELIVER_TASK, SWEEP_TASK, app, task
+from workers.app import DELIVER_TASK, SWEEP_TASK, TURN_TASK, app, task
+from workers.turn_sweep import sweep_turns
 
 log = logging.getLogger(__name__)
 
@@ -46,5 +49,9 @@ def sweep_outbox() -> None:
     published = publish_pending(store, lambda name, args: app.send_task(name, args=list(args)))
     if published:
         log.info("outbox sweep published %d stored job(s)", published)
-    for turn_id in pending_answers(store, STALE_ANSWER_S):
+    swept = sweep_turns(store, load_settings(), lambda turn_id: app.send_task(TURN_TASK, args=[turn_id]))
+    for turn_id in swept.failed:  # their user reads why now, in place of the status message
         deliver_answer_job.delay(turn_id)
+    for turn_id in pending_answers(store, STALE_ANSWER_S):
+        if turn_id not in swept.failed:
+            deliver_answer_job.delay(turn_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, CheckConstraint, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import ARRAY, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -34,6 +34,7 @@ class Turn(Base):
     __table_args__ = (
         CheckConstraint(f"status IN ({', '.join(repr(s) for s in TURN_STATUSES)})", name="status"),
         CheckConstraint(f"intent IN ({', '.join(repr(s) for s in TURN_INTENTS)})", name="intent"),
+        Index("ix_turns_unfinished", "id", postgresql_where=text("status IN ('queued', 'running')")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -47,6 +48,9 @@ class Turn(Base):
     answer: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
     attempts: Mapped[int] = mapped_column(default=0, server_default="0")
+    #: Times the sweep queued the turn again because its job was lost, and when it last did.
+    requeues: Mapped[int] = mapped_column(default=0, server_default="0")
+    requeued_at: Mapped[datetime | None]
     lease_until: Mapped[datetime | None]
     lease_owner: Mapped[str | None] = mapped_column(String(200))
     tables_used: Mapped[list[str]] = mapped_column(ARRAY(String(300)), default=list, server_default="{}")

@@ -1,7 +1,9 @@
 """Conversations, turns, rounds and tool calls: how a message becomes a stored turn and how its work is kept.
 
 A turn is claimed with a lease before it runs, so a job delivered twice never runs the same turn concurrently,
-and it is finished with a conditional update, so only the lease holder can record the one answer.
+and it is finished with a conditional update, so only the lease holder can record the one answer. A turn whose job
+was lost (queued and never started, or running with a lease nobody renews) is found by `stale_turns` and either
+queued again (`requeue`, which also takes the turn from a holder that may still be alive) or failed.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from core.store.models import Conversation, OutboxMessage, Round, ToolCall, Turn
 
 FINISHED = ("answered", "partial", "failed")
+UNFINISHED = ("queued", "running")
 CHAT_PLATFORMS = ("slack", "teams")  # conversations answered through the outbox
 
 
@@ -174,6 +177,41 @@ def fail_unstarted(session: Session, turn_id: int, message: str) -> None:
     if platform in CHAT_PLATFORMS:
         result = {"rounds": 0, "tables_used": [], "sql": [], "notes_saved": []}
         queue_answer(session, turn_id, {"status": "failed", "answer": message} | result)
+
+
+def stale_turns(
+    session: Session, *, queued_before: datetime, lease_ended_before: datetime, limit: int = 100
+) -> list[Turn]:
+    """Unfinished turns nobody works on: queued (or queued again) before `queued_before`, or running with a lease
+    that ended before `lease_ended_before`; oldest first, rows locked and locked ones skipped, so two sweeps never
+    handle the same turn and a turn being claimed right now is left alone."""
+    stmt = (
+        select(Turn)
+        .where(
+            Turn.status.in_(UNFINISHED),  # the partial index ix_turns_unfinished
+            or_(
+                and_(Turn.status == "queued", func.coalesce(Turn.requeued_at, Turn.queued_at) < queued_before),
+                and_(
+                    Turn.status == "running",
+                    func.coalesce(Turn.lease_until, Turn.started_at, Turn.queued_at) < lease_ended_before,
+                ),
+            ),
+        )
+        .order_by(Turn.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(session.scalars(stmt))
+
+
+def requeue(turn: Turn) -> None:
+    """Mark `turn` (locked by `stale_turns`) queued again for a new job; its lease ends, so an attempt that is still
+    alive can no longer record an answer, and the new job's attempt claims it."""
+    turn.status = "queued"
+    turn.lease_owner = None
+    turn.lease_until = None
+    turn.requeues += 1
+    turn.requeued_at = now()
 
 
 def queue_answer(session: Session, turn_id: int, payload: dict[str, Any]) -> bool:
