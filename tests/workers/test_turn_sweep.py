@@ -11,7 +11,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import create_engine, select, text, update
+from sqlalchemy.engine import make_url
 
 from core.store.models import OutboxMessage, Turn
 from core.store.repositories import turns as turn_repo
@@ -172,3 +173,56 @@ def test_a_turn_whose_worker_died_with_its_redis_message_is_run_again_or_failed_
     else:
         assert (stored["status"], stored["attempts"], len(asked)) == ("failed", 1, 1)
         assert "I could not finish this answer: the work on it was cut off 1 time before" in message.block_text
+
+
+def test_a_turn_whose_store_went_away_mid_turn_is_run_again_once_the_store_is_back(
+    turn_world: TurnWorld, fake_anthropic: FakeModelServer, redis: RedisServer, tmp_path: Path
+) -> None:
+    marker = "okapi"
+    asked: list[int] = []
+
+    def model(exchange: Exchange) -> Step:
+        if marker in exchange.user_text:
+            asked.append(exchange.request_number)
+            if len(asked) == 1:
+                return Slow(4, Say("this reply comes while the store is away: it cannot be recorded"))
+        return Say("ORD_MST holds the orders.")
+
+    fake_anthropic.script(model)
+    ts = _thread_ts()
+    turn_id = turn_world.submit(f"Which table holds the {marker} orders?", channel=CHANNEL, thread=ts)
+    url = turn_world.settings.database_url
+    assert url is not None
+    store_url = make_url(url.get_secret_value())
+    database = store_url.database
+    admin = create_engine(store_url.set(drivername="postgresql+psycopg", database="postgres"))
+    with FakeSlack() as slack, admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        env = _environment(turn_world, fake_anthropic, slack, redis, turn_deadline_s=8)
+        with running_worker(env, tmp_path / "worker.log", beat=tmp_path / "beat"):
+            enqueue(turn_id, f"{redis.url}/0")
+            wait_until(lambda: bool(asked), 60, "the first model call")
+            try:
+                conn.execute(text(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS false'))
+                conn.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = :database AND pid <> pg_backend_pid()"
+                    ),
+                    {"database": database},
+                )
+                wait_until(lambda: _turn_job_failed(tmp_path), 30, "the turn job ending without an answer")
+            finally:
+                conn.execute(text(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS true'))
+            wait_until(lambda: _answered(slack, ts), 120, "the answer once the store is back")
+            time.sleep(2)
+        [message] = slack.thread(CHANNEL, ts)
+    admin.dispose()
+    assert "ORD_MST holds the orders." in message.block_text
+    stored = turn_world.turn(turn_id)
+    assert (stored["status"], stored["attempts"], len(asked)) == ("answered", 2, 2)
+
+
+def _turn_job_failed(folder: Path) -> bool:
+    """Whether the worker logged a turn job that raised (and was acknowledged, as Celery does with such a job)."""
+    lines = (folder / "worker.log").read_text(errors="replace").splitlines()
+    return any("tablescout.turns.run[" in line and "raised unexpected" in line for line in lines)
