@@ -231,3 +231,18 @@ def looks_like_note(text: str) -> bool:
     pieces = _clean(text, None, None)
     plain = _tidy("".join(p for p, _ in pieces))
     return _note_in(_LEADING_MENTIONS.sub("", plain))[0]
+
+
+#: The longest message taken as a question or note. Longer text costs model context and time without making a
+#: question clearer; every surface refuses it with `too_long` instead of passing it on.
+MAX_MESSAGE_CHARS = 8000
+
+
+def too_long(text: str) -> str | None:
+    """What to tell the user when the message is longer than a question or note may be, else None."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return None
+    return (
+        f"That message is {len(text):,} characters long; I take questions and notes of up to "
+        f"{MAX_MESSAGE_CHARS:,} characters. Ask the question on its own, and attach long text as a note in parts."
+    )

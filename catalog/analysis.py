@@ -45,6 +45,10 @@ class AnalysisOptions:
     statement_timeout_s: float = 10.0
 
 
+#: How a skipped table's reason starts when analysis could not even list its columns (it has no card then).
+NOT_DESCRIBED = "cannot describe"
+
+
 @dataclass
 class AnalysisReport:
     source: str
@@ -89,7 +93,7 @@ def _measure_all(
         try:
             info = connector.describe(ref)
         except TablescoutError as exc:
-            report.skipped.append((ref.qualified, f"cannot describe: {exc}"))
+            report.skipped.append((ref.qualified, f"{NOT_DESCRIBED}: {exc}"))
             if progress is not None:
                 progress.advance()
             continue

@@ -22,10 +22,25 @@ class SourceInfo:
     version: str
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _looks_like_sqlite(path: Path) -> bool:
+    """An SQLite database file starts with its 16-byte header; an empty file is a new, empty database."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise SourceError(f"cannot read SQLite database file {path}: {exc.strerror or exc}") from exc
+    return head in (b"", SQLITE_HEADER)
+
+
 def _sqlite_engine(url: URL) -> Engine:
     path = Path(url.database or "")
     if not path.is_file():
         raise SourceError(f"SQLite database file {path} does not exist")
+    if not _looks_like_sqlite(path):
+        raise SourceError(f"{path} is not an SQLite database file")
 
     def connect() -> sqlite3.Connection:
         return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=CONNECT_TIMEOUT_S)

@@ -34,6 +34,11 @@ def parse(url: str) -> URL:
     """Parse and give the URL the driver tablescout ships with when it names none."""
     try:
         parsed = make_url(url.strip())
+        parsed.port  # noqa: B018 - a port that is not a number fails here, not at connect time
+    except ValueError as exc:
+        raise SourceError(
+            "the database URL's host or port cannot be read (a port must be a number, an IPv6 host goes in [])"
+        ) from exc
     except ArgumentError as exc:
         raise SourceError(
             f"{url!r} is not a database URL; expected e.g. sqlite:///path/erp.sqlite, "

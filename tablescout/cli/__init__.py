@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
+from rich.markup import escape
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core.errors import TablescoutError
 from tablescout.cli import directory_cmd, health_cmd, model_cmd, note_cmd, sample_cmd, source_cmd
@@ -41,9 +44,33 @@ app.add_typer(model_cmd.app, name="model")
 app.add_typer(health_cmd.app, name="health")
 
 
+def _not_utf8(arguments: list[str]) -> int | None:
+    """The position of the first argument that is not valid UTF-8 (Python keeps such bytes as lone surrogates)."""
+    for position, argument in enumerate(arguments, start=1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return position
+    return None
+
+
+def _fail(message: str) -> NoReturn:
+    errors.print(f"[red]error:[/] {escape(message)}", highlight=False)
+    sys.exit(1)
+
+
 def main() -> None:
+    position = _not_utf8(sys.argv[1:])
+    if position is not None:
+        _fail(f"argument {position} is not valid UTF-8 text; nothing was done")
     try:
         app()
     except TablescoutError as exc:
-        errors.print(f"[red]error:[/] {exc}", highlight=False)
-        sys.exit(1)
+        _fail(str(exc))
+    except DBAPIError as exc:
+        # A connection that broke in the middle of a command (the store or a source went away): one line, no
+        # traceback; what was already committed stays, the rest was rolled back with the transaction.
+        if not exc.connection_invalidated and not isinstance(exc, OperationalError):
+            raise
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else type(exc).__name__
+        _fail(f"lost the connection to a database in the middle of the command ({reason}); nothing more was saved")

@@ -7,14 +7,18 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from catalog.analysis import AnalysisOptions, AnalysisReport
+from catalog.analysis import NOT_DESCRIBED, AnalysisOptions, AnalysisReport
 from core.errors import ConfigError
 from core.store.repositories import sources as source_repo
 from tablescout.cli.context import console, current_store, errors, settings
 from workers.catalog_refresh import RefreshReport, refresh_source
+
+#: Exit status of an analysis that finished but could not read some tables (1 means a source was not analysed).
+SKIPPED_EXIT = 3
 
 
 class BarProgress:
@@ -55,6 +59,19 @@ def _summary_table(reports: list[AnalysisReport]) -> Table:
         )
     table.caption = "joins: declared + inferred"
     return table
+
+
+def _skipped_line(report: AnalysisReport) -> str:
+    """One line naming the tables analysis could not read, so a partial analysis never looks like a full one."""
+    unread = [table for table, reason in report.skipped if not reason.startswith(NOT_DESCRIBED)]
+    missing = [table for table, reason in report.skipped if reason.startswith(NOT_DESCRIBED)]
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} left out of search (cannot describe): {', '.join(missing)}")
+    if unread:
+        parts.append(f"{len(unread)} with names and types only (rows could not be read): {', '.join(unread)}")
+    seen = report.tables + len(missing)
+    return f"{report.source}: {len(report.skipped)} of {seen} tables not fully analysed; " + "; ".join(parts)
 
 
 def _details(report: AnalysisReport) -> None:
@@ -111,3 +128,8 @@ def analyze(
         console.print(_summary_table(reports))
     if any(r.error for r in reports):
         raise typer.Exit(1)
+    skipped = [r for r in reports if r.skipped]
+    if skipped:
+        for r in skipped:
+            errors.print(f"[bold yellow]warning:[/] {escape(_skipped_line(r))}", highlight=False)
+        raise typer.Exit(SKIPPED_EXIT)

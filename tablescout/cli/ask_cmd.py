@@ -7,8 +7,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from bot.console import ConsoleView
+from bot.messages import too_long
+from core.errors import ConfigError
 from core.settings import Settings
 from core.store.database import Store
 from search.service import SearchRequest, search_tables
@@ -56,6 +59,9 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (SPEC §9).")] = False,
 ) -> None:
     """Answer one question: search, open cards, run read-only SQL, print the answer."""
+    refusal = too_long(question)
+    if refusal is not None:
+        raise ConfigError(refusal)
     config = settings()
     view = ConsoleView(errors if as_json else console)
     with current_store(config) as store:
@@ -95,6 +101,10 @@ def converse(config: Settings, store: Store, session: ConsoleSession, view: Cons
             continue
         if text.lower() in EXIT_WORDS:
             return
+        refusal = too_long(text)
+        if refusal is not None:
+            view.console.print(f"[yellow]{escape(refusal)}[/]", highlight=False)
+            continue
         if not answering:
             no_model_reply(view, search_only(config, store, session, text))
             continue

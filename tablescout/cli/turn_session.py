@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.messages import parse_message
+from bot.messages import parse_message, too_long
 from core.errors import ConfigError, TablescoutError
 from core.permissions import parse_user_ref, resolve_principal
 from core.settings import Settings
@@ -65,6 +65,9 @@ class ConsoleSession:
         """Store the message as a turn of this conversation and return its id."""
         if not text.strip():
             raise ConfigError("the question is empty")
+        refusal = too_long(text)
+        if refusal is not None:
+            raise ConfigError(refusal)
         platform, user_id = self.asker
         with self.store.transaction() as session:
             labels = source_repo.labels(session)

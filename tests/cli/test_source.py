@@ -81,6 +81,9 @@ def test_duplicate_names_and_aliases_are_refused(initialised: Cli, sqlite_db: Pa
         ("mysql://reader:hunter2@127.0.0.1/erp", "password in clear text"),
         ("postgresql://u@127.0.0.1/x?password=hunter2", "query parameter password in clear text"),
         ("mysql://reader:${TS_TEST_UNSET_PASSWORD}@127.0.0.1/erp", "${TS_TEST_UNSET_PASSWORD}, which is not set"),
+        ("postgresql://u@db.internal:notaport/erp", "host or port cannot be read"),
+        ("postgresql://u@[::1/erp", "host or port cannot be read"),
+        ("sqlite:////etc/hostname", "is not an SQLite database file"),
     ],
 )
 def test_bad_urls_are_refused_and_nothing_is_saved(initialised: Cli, url: str, message: str) -> None:
