@@ -163,9 +163,12 @@ def _run(
             "timeout",
             f"timeout: the query ran longer than {limits.timeout_s:g} s; narrow it or aggregate in SQL",
         ) from exc
+    except ExecutionRefused as exc:
+        raise _Stop("refused", str(exc)) from exc
     except ExecutionError as exc:
         if isinstance(exc.__cause__, SQLAlchemyError):  # only getting a connection goes through SQLAlchemy
             log.warning("run_sql: cannot reach database %s: %s", source.name, exc)
             raise _Stop("error", _unreachable(source.name)) from exc
         raise _Stop("error", f"error: {exc}") from exc
     outcome.columns, outcome.rows, outcome.truncated = fetched.columns, fetched.rows, fetched.truncated
+    outcome.values_cut = fetched.cut_values
