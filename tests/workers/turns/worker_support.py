@@ -76,6 +76,7 @@ class Worker:
             env=env,
             stdout=self.handle,
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: `kill` takes the beat's child process with it
         )
 
     def wait_ready(self, timeout: float = 60) -> None:
@@ -89,8 +90,8 @@ class Worker:
         raise AssertionError(f"the worker did not start: {self.log.read_text(errors='replace')[-3000:]}")
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown, no acknowledgement, exactly as when a machine dies."""
-        self.process.send_signal(signal.SIGKILL)
+        """SIGKILL to the worker and its children: no shutdown, no acknowledgement, exactly as when a machine dies."""
+        os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
 
     def stop(self) -> None:
