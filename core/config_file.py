@@ -58,6 +58,9 @@ class Grant(_Strict):
     database: str
     allow: list[str] = Field(default_factory=lambda: ["*"])
     deny: list[str] = Field(default_factory=list)
+    #: Lets this role's SQL read the source's system catalog (information_schema, pg_catalog, SQLite's schema table
+    #: and table-valued pragmas, `::regclass` casts, MariaDB `@@` variables), which lists every table; off unless set.
+    catalog: bool = False
 
 
 class Role(_Strict):

@@ -44,6 +44,9 @@ class RoleGrants:
     def allows_database(self, database: str) -> bool:
         return any(g.allow for g in self._grants_for(database))
 
+    def allows_catalog(self, database: str) -> bool:
+        return any(g.catalog for g in self._grants_for(database))
+
     def allows_table(self, database: str, table: str, schema: str | None) -> bool:
         grants = self._grants_for(database)
         allowed = any(pattern_matches(p, table, schema, deny=False) for g in grants for p in g.allow)
@@ -92,6 +95,11 @@ class Principal:
         if table is None:
             return any(r.allows_database(database) for r in self.roles)
         return any(r.allows_table(database, table, schema) for r in self.roles)
+
+    def may_read_catalog(self, database: str) -> bool:
+        """May this principal's SQL read the system catalog of `database`? Only a role's grant says so (`catalog:
+        true`); the catalog names every table, so neither operators nor admins get it by default."""
+        return self.may_see(database) and any(r.allows_catalog(database) for r in self.roles)
 
     def may_see_table(self, database: str, table: SourceTable) -> bool:
         """May this principal see analysed table `table` of source `database`: the table itself, and for a view

@@ -9,7 +9,8 @@ import tracemalloc
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.permissions import Principal
+from core.config_file import Grant
+from core.permissions import Principal, RoleGrants
 from core.store.models import ExecutedSql
 from tests.workers.sql.conftest import NOBODY, STAFF, SqlSource
 from workers.sql import SqlLimits, SqlOutcome, run_sql
@@ -199,3 +200,35 @@ def test_names_outside_the_source_are_refused(session: Session, sql_source: SqlS
             found = _run(session, sql_source, catalog)
             assert found.status == "refused", catalog
             assert "system catalogs" in (found.error or ""), catalog
+
+
+CATALOG_READS = {
+    "sqlite": ("SELECT name FROM pragma_table_info('ORD_MST')", "SELECT count(*) FROM sqlite_master"),
+    "mariadb": (
+        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 'ORD_MST'",
+        "SELECT @@version",
+    ),
+    "postgres": (
+        "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = 'public.\"ORD_MST\"'::regclass",
+        "SELECT count(*) FROM information_schema.tables",
+    ),
+}
+
+
+def test_catalog_reads_need_a_role_that_grants_them(session: Session, sql_source: SqlSource) -> None:
+    granted = Principal(
+        platform="slack",
+        user_id="U_DBA",
+        roles=(RoleGrants(name="dba", grants=(Grant(database="*", deny=["EMP_MST"], catalog=True),)),),
+    )
+    for sql in CATALOG_READS[sql_source.kind]:
+        for principal in (STAFF, Principal.for_operator()):
+            refused = _run(session, sql_source, sql, principal)
+            assert refused.status == "refused", (sql, refused.message)
+            assert not refused.rows
+        allowed = _run(session, sql_source, sql, granted)
+        assert allowed.status == "ok", (sql, allowed.message)
+        assert allowed.rows
+    # the grant opens the catalog, not the tables the role denies
+    emp = _q(sql_source, "EMP_MST")
+    assert _run(session, sql_source, f"SELECT count(*) FROM {emp}", granted).status == "denied"
