@@ -13,7 +13,7 @@ from core.store.models import ExecutedSql
 from core.store.repositories import catalog as catalog_repo
 from workers.models.types import ToolSpec
 from workers.sql.guard import SqlRefused, check_query, dialect_for
-from workers.sql.limits import SqlLimits
+from workers.sql.limits import MAX_CELL_CHARS, SqlLimits
 from workers.sql.repair import repair
 from workers.sql.service import SqlOutcome, run_sql
 from workers.tools import sql_help
@@ -66,6 +66,9 @@ def result_text(outcome: SqlOutcome, limits: SqlLimits) -> str:
         lines.append(f"({len(outcome.rows)} rows, {shown} shown; aggregate in SQL rather than reading rows)")
     else:
         lines.append(f"({len(outcome.rows)} row{'s' if len(outcome.rows) != 1 else ''})")
+    if outcome.values_cut:
+        cut = outcome.values_cut
+        lines.append(f"({cut} long value{' was' if cut == 1 else 's were'} cut to {MAX_CELL_CHARS} characters)")
     return "\n".join(lines)
 
 

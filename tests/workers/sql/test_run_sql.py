@@ -14,6 +14,8 @@ from core.permissions import Principal, RoleGrants
 from core.store.models import ExecutedSql
 from tests.workers.sql.conftest import NOBODY, STAFF, SqlSource
 from workers.sql import SqlLimits, SqlOutcome, run_sql
+from workers.sql.limits import MAX_CELL_CHARS
+from workers.tools.sql_tool import result_text
 
 
 def _q(source: SqlSource, name: str) -> str:
@@ -232,3 +234,16 @@ def test_catalog_reads_need_a_role_that_grants_them(session: Session, sql_source
     # the grant opens the catalog, not the tables the role denies
     emp = _q(sql_source, "EMP_MST")
     assert _run(session, sql_source, f"SELECT count(*) FROM {emp}", granted).status == "denied"
+
+
+def test_long_values_are_cut_and_the_model_is_told(session: Session, sql_source: SqlSource) -> None:
+    long_text = {
+        "sqlite": "SELECT replace(hex(zeroblob(3000)), '0', 'a') AS t",
+        "mariadb": "SELECT repeat('a', 6000) AS t",
+        "postgres": "SELECT repeat('a', 6000) AS t",
+    }[sql_source.kind]
+    outcome = _run(session, sql_source, long_text)
+    assert outcome.status == "ok", outcome.message
+    assert len(outcome.rows[0][0]) <= MAX_CELL_CHARS + 1
+    assert outcome.values_cut == 1
+    assert f"(1 long value was cut to {MAX_CELL_CHARS} characters)" in result_text(outcome, SqlLimits())
