@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from bot.messages import parse_message
+from bot.messages import parse_message, too_long
 from core.storable_text import storable, storable_value
 from core.store.models import OutboxMessage, ProcessedEvent
 from core.store.repositories import sources as source_repo
@@ -91,6 +91,9 @@ def accept(session: Session, message: IncomingMessage) -> Accepted:
         question = parsed.text.strip()
         if not question:
             return Accepted(turn_id=None, reply=EMPTY_QUESTION)
+    refusal = too_long(question)
+    if refusal is not None:
+        return Accepted(turn_id=None, reply=refusal)
     conversation = turn_repo.conversation(
         session,
         platform=message.platform,

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bot.intake import EMPTY_NOTE, EMPTY_QUESTION, TURN_TASK, IncomingMessage, accept
+from bot.messages import MAX_MESSAGE_CHARS
 from bot.relay import publish_pending
 from core.store.database import Store
 from core.store.models import Conversation, OutboxMessage, ProcessedEvent, Source, Turn
@@ -106,6 +107,12 @@ def test_notes_and_empty_messages(sources: Session) -> None:
     seen = sources.scalar(select(func.count()).select_from(ProcessedEvent).where(ProcessedEvent.turn_id.is_(None)))
     assert seen is not None
     assert seen >= 2  # answered at once, and still never processed twice
+    huge = "how many orders " * (MAX_MESSAGE_CHARS // 10)
+    for text in (f"<@U0BOT1> {huge}", f"<@U0BOT1> remember this: {huge}"):
+        refused = accept(sources, message(text))
+        assert refused.turn_id is None
+        assert refused.reply is not None
+        assert f"up to {MAX_MESSAGE_CHARS:,} characters" in refused.reply
 
 
 def test_the_relay_publishes_each_job_to_redis_once(store: Store) -> None:
