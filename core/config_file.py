@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from core.errors import ConfigError
 
@@ -157,6 +157,8 @@ def parse_document(path: Path, text: str) -> CommentedMap:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ConfigError(f"{where}: not valid YAML: {exc.problem or exc.context}") from exc
+    except YAMLError as exc:  # a character YAML does not allow (a NUL byte, a control character)
+        raise ConfigError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from exc
     if document is None:
         return CommentedMap()
     if not isinstance(document, CommentedMap):

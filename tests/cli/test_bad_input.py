@@ -155,3 +155,16 @@ def test_an_analysis_that_skips_tables_says_which_and_exits_non_zero(
     as_json = initialised("analyze", "hr", "--schema-only", "--json")
     assert as_json.returncode == 3
     assert "PAYROLL" in as_json.stderr
+
+
+@pytest.mark.parametrize("junk", [b"\x00", b"\x07", b"\xff\xfe"])
+def test_a_configuration_file_with_bytes_yaml_refuses_is_one_line(initialised: Cli, junk: bytes) -> None:
+    config = initialised.home / "tablescout.yaml"
+    config.write_bytes(config.read_bytes() + b"roles: {}" + junk + b"\n")
+    before = config.read_bytes()
+    result = initialised("source", "list")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert str(config) in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert config.read_bytes() == before
