@@ -37,7 +37,10 @@ TASK_MODULES = [
     "workers.tasks.directory",
     "workers.tasks.chat",
     "workers.health",  # the inspect command `tablescout health worker` asks
+    "workers.startup",  # turns' encoders and model client are loaded when the worker starts
 ]
+#: How long a prefork pool process may take to start: it loads the encoders first (Celery's default is 4 s).
+PROCESS_START_LIMIT_S = 120.0
 
 app = Celery("tablescout", include=TASK_MODULES)
 app.conf.update(
@@ -49,6 +52,7 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     task_serializer="json",
     accept_content=["json"],
+    worker_proc_alive_timeout=PROCESS_START_LIMIT_S,
     beat_schedule={
         "analyze-all-daily": {"task": "tablescout.catalog.analyze_all", "schedule": 24 * 3600.0},
         "directory-sync-hourly": {"task": DIRECTORY_SYNC_TASK, "schedule": 3600.0},

@@ -13,17 +13,19 @@ from celery.worker.control import inspect_command
 
 from core.errors import ConfigError
 from core.settings import Settings
+from workers.startup import readiness
 
 HEALTH_COMMAND = "tablescout_health"
 
 
 def tablescout_health(state: Any, **_: Any) -> dict[str, Any]:
-    """tablescout's health: pong, and the state of the configuration file."""
+    """tablescout's health: pong, the state of the configuration file, and whether turns are ready to run (their
+    encoders and model client loaded, workers.startup)."""
     try:
         config = Settings().config_state().health()
     except (ConfigError, ValueError) as exc:
         config = {"state": "invalid", "error": str(exc)}
-    return {"ok": "pong", "config": config}
+    return {"ok": "pong", "config": config, "turns": readiness()}
 
 
 inspect_command(name=HEALTH_COMMAND)(tablescout_health)

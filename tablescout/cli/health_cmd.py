@@ -3,7 +3,8 @@
 Each exits 0 and prints one line when the process it asks about is healthy, and exits 1 with the reason on stderr
 otherwise. `bot` asks the bot server's `/healthz` (which answers 200 only while the metadata store is reachable);
 `worker` asks a Celery worker through the broker, by default the worker of this host (`celery@HOSTNAME`, the
-name `tablescout worker` gives itself), so it fails when that worker's consumer no longer answers. Both print
+name `tablescout worker` gives itself), so it fails when that worker's consumer no longer answers or its turns are
+not ready (the encoders and model client not loaded yet, or failed to load: workers.startup). Both print
 "degraded" (and still exit 0) when the process runs on the last valid configuration because an edit of the
 configuration file is invalid: the line says why.
 """
@@ -93,6 +94,10 @@ def worker(
     if name not in answered:
         raise UnhealthyError(f"worker {name} did not answer a ping within {timeout:g} s")
     reply = answered[name] if isinstance(answered[name], dict) else {}
+    turns = reply.get("turns")
+    if isinstance(turns, dict) and turns.get("state") != "ready":
+        why = f": {turns['error']}" if turns.get("error") else ""
+        raise UnhealthyError(_one_line(f"worker {name} is not ready to run turns ({turns.get('state')}){why}"))
     problem = _config_problem(reply.get("config"))
     if problem is not None:
         console.print(f"worker degraded: {name} answered, but {problem}", highlight=False)

@@ -143,10 +143,20 @@ def test_bot_probe_ignores_proxies(home: Path, bot_server: str) -> None:
 
 
 @pytest.fixture
-def celery_worker(home: Path) -> Iterator[str]:
-    """A real Celery worker of tablescout's app on Redis, under a node name of its own; yields the name."""
+def celery_worker(home: Path, store_server: EmbeddedServer) -> Iterator[str]:
+    """A real Celery worker of tablescout's app on Redis, under a node name of its own, with a migrated store and a
+    model configured (it loads the turns' encoders and model client before it answers); yields the name."""
     node = f"health-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
-    env = clean_env(TABLESCOUT_HOME=str(home), TABLESCOUT_REDIS_URL=REDIS_URL)
+    url = create_scratch_database(store_server.url, "ts_health_worker").render_as_string(hide_password=False)
+    env = clean_env(
+        TABLESCOUT_HOME=str(home),
+        TABLESCOUT_REDIS_URL=REDIS_URL,
+        TABLESCOUT_DATABASE_URL=url,
+        TABLESCOUT_MODEL="anthropic:not-called",
+        ANTHROPIC_API_KEY="not-used-here",
+        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{free_port()}",
+    )
+    assert run_command(["tablescout", "init"], env).returncode == 0
     argv = [sys.executable, "-m", "celery", "--app=workers.app", "worker", "--pool=solo", f"--hostname={node}"]
     argv += ["--without-gossip", "--without-mingle", "--loglevel=warning", "--queues=health-probe-test"]
     process = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -170,6 +180,7 @@ def test_worker_probe_passes_when_the_worker_answers(home: Path, celery_worker: 
     assert answer["ok"] == "pong"
     assert answer["config"]["state"] == "ok"
     assert answer["config"]["path"] == str(home / "tablescout.yaml")
+    assert answer["turns"]["state"] == "ready"  # encoders and model client loaded at start
 
 
 def test_worker_probe_says_when_the_worker_keeps_the_last_valid_configuration(home: Path, celery_worker: str) -> None:

@@ -11,22 +11,31 @@ from celery.signals import worker_process_shutdown, worker_shutdown
 from bot.delivery import StatusReporter, destination
 from bot.outbound import DeliveryFailed
 from core.errors import TablescoutError
+from core.store.models import Turn
 from workers import runtime
 from workers.app import TURN_TASK, task
 from workers.tasks.chat import deliver_now
-from workers.turns.engine import Progress, TurnEnvironment, run_turn
+from workers.turns.engine import Progress, run_turn
 
 log = logging.getLogger(__name__)
 
 #: A job that finds its turn leased by a live attempt looks again after the lease ends, at most this many times.
 MAX_WAITS = 3
+#: The status message a queued chat turn shows first; the engine's first progress line is the same, so it is not
+#: posted twice.
+FIRST_STATUS = "Thinking…"
 #: A chat user's answer when this worker cannot run turns at all; the reason (e.g. no model) is in the worker's log.
 CANNOT_RUN = "I cannot answer right now: I am not set up to answer questions yet; the operator can see why in the log."
 
 
-def _status_reporter(env: TurnEnvironment, turn_id: int) -> Progress | None:
-    with env.store.transaction() as session:
+def _status_reporter(turn_id: int) -> Progress | None:
+    """The turn's status message, already showing FIRST_STATUS when the turn is still queued (a job redelivered for
+    a turn that runs or has finished posts nothing new)."""
+    store = runtime.store()
+    with store.transaction() as session:
         to = destination(session, turn_id)
+        turn = session.get(Turn, turn_id)
+        queued = turn is not None and turn.status == "queued"
     if to is None:
         return None
     try:
@@ -34,19 +43,23 @@ def _status_reporter(env: TurnEnvironment, turn_id: int) -> Progress | None:
     except DeliveryFailed as exc:
         log.warning("turn %s: no status messages: %s", turn_id, exc)
         return None
-    return StatusReporter(env.store, outbound, to, turn_id)
+    reporter = StatusReporter(store, outbound, to, turn_id)
+    if queued:
+        reporter(FIRST_STATUS)  # before anything that can take time
+    return reporter
 
 
 @task(TURN_TASK)
 def run_turn_job(turn_id: int, waits: int = 0) -> None:
     try:
+        progress = _status_reporter(turn_id)
         env = runtime.environment()
     except TablescoutError as exc:  # e.g. no model configured: the turn fails with the reason, once
         log.error("turn %s cannot run on this worker: %s", turn_id, exc)
         runtime.fail_turn(turn_id, CANNOT_RUN)
         deliver_now(turn_id)
         return
-    outcome = run_turn(env, turn_id, _status_reporter(env, turn_id))
+    outcome = run_turn(env, turn_id, progress)
     log.info("turn %s: %s%s", turn_id, outcome.outcome, f" ({outcome.status})" if outcome.status else "")
     if outcome.outcome in ("finished", "already_finished"):
         deliver_now(turn_id)  # nothing happens when it was delivered already or is not a chat turn
