@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from core.errors import ConfigError
+from core.row_predicates import MaskKind, PredicateError, parse_mask_pattern, parse_predicate
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
 
@@ -48,6 +49,30 @@ class SourceEntry(_Strict):
         return value
 
 
+def _table_pattern(value: str) -> str:
+    if not value.strip() or value.count(".") > 1:
+        raise ValueError(f"a row filter is keyed by a table pattern (TABLE or schema.TABLE), not {value!r}")
+    return value
+
+
+def _predicate(value: str) -> str:
+    try:
+        parse_predicate(value)
+    except PredicateError as exc:
+        raise ValueError(str(exc)) from exc
+    return value
+
+
+def _mask_pattern(value: str) -> str:
+    parse_mask_pattern(value)
+    return value
+
+
+TablePattern = Annotated[str, AfterValidator(_table_pattern)]
+RowPredicate = Annotated[str, AfterValidator(_predicate)]
+MaskPattern = Annotated[str, AfterValidator(_mask_pattern)]
+
+
 class Grant(_Strict):
     """Access to one database (or every database matching a pattern) and, within it, to tables.
 
@@ -61,6 +86,11 @@ class Grant(_Strict):
     #: Lets this role's SQL read the source's system catalog (information_schema, pg_catalog, SQLite's schema table
     #: and table-valued pragmas, `::regclass` casts, MariaDB `@@` variables), which lists every table; off unless set.
     catalog: bool = False
+    #: Table pattern → SQL condition over that table's columns; `{user.ATTR}` is a directory attribute of the asking
+    #: user, bound as a value. Rows of a matching table that fail the condition do not exist for this grant.
+    row_filters: dict[TablePattern, RowPredicate] = Field(default_factory=dict)
+    #: `TABLE.COLUMN` (or `schema.TABLE.COLUMN`) pattern → hide | null | redact | hash.
+    column_masks: dict[MaskPattern, MaskKind] = Field(default_factory=dict)
 
 
 class Role(_Strict):
@@ -182,7 +212,7 @@ def _report(path: Path, document: CommentedMap, problems: list[tuple[tuple[int |
     lines = []
     for loc, message in problems:
         line = _line_of(document, loc)
-        key = ".".join(str(p) for p in loc) or "(top level)"
+        key = ".".join(str(p) for p in loc if p != "[key]") or "(top level)"
         where = f"{path}:{line}" if line is not None else str(path)
         lines.append(f"{where}: {key}: {message}")
     return ConfigError("invalid configuration:\n" + "\n".join(lines))

@@ -14,17 +14,22 @@ Tables of the source's default schema (PostgreSQL's first schema on the search_p
   covers less than it says; `rpt.EMP_*` denies in schema `rpt` only.
 A view is seen only by those who may see it and every table and view it reads (`Principal.may_see_table`), as
 run_sql checks it; what a view reads is recorded by analysis in its card (`reads`).
+Within an allowed table, grants may filter rows and mask columns (`core.data_policy`): `Principal.row_filter` and
+`Principal.column_mask` give what applies to a user, over their roles.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from sqlalchemy.orm import Session
 
 from core.config_file import ConfigFile, Grant, GroupMapping
+from core.data_policy import RowFilter, grant_filters, grant_mask, grant_masks_table, least_mask, union_filter
 from core.errors import ConfigError
+from core.row_predicates import MaskKind
 from core.store.models import DirectoryGroup, SourceTable
 from core.store.repositories import directory
 
@@ -52,6 +57,16 @@ class RoleGrants:
         allowed = any(pattern_matches(p, table, schema, deny=False) for g in grants for p in g.allow)
         return allowed and not any(pattern_matches(p, table, schema, deny=True) for g in grants for p in g.deny)
 
+    def granting(self, database: str, table: str, schema: str | None) -> list[Grant]:
+        """The grants through which this role allows the table (none when the role does not allow it)."""
+        if not self.allows_table(database, table, schema):
+            return []
+        grants = self._grants_for(database)
+        return [g for g in grants if any(pattern_matches(p, table, schema, deny=False) for p in g.allow)]
+
+    def has_data_policies(self, database: str) -> bool:
+        return any(g.row_filters or g.column_masks for g in self._grants_for(database))
+
 
 def pattern_matches(pattern: str, table: str, schema: str | None, *, deny: bool) -> bool:
     """Does one allow (or deny) pattern cover table `schema.table` (schema None: the default schema)?"""
@@ -74,6 +89,8 @@ class Principal:
     roles: tuple[RoleGrants, ...]
     in_directory: bool = True
     operator: bool = False
+    #: Directory attributes (department, city, employee id, custom fields), as synced; a list for multi-valued ones.
+    attributes: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     @classmethod
     def for_operator(cls) -> Principal:
@@ -100,6 +117,54 @@ class Principal:
         """May this principal's SQL read the system catalog of `database`? Only a role's grant says so (`catalog:
         true`); the catalog names every table, so neither operators nor admins get it by default."""
         return self.may_see(database) and any(r.allows_catalog(database) for r in self.roles)
+
+    def attribute(self, name: str) -> str | tuple[str, ...] | None:
+        """Directory attribute `name` (compared without regard to case); None when missing or empty."""
+        wanted = name.casefold()
+        for key, value in self.attributes.items():
+            if key.casefold() == wanted:
+                if isinstance(value, str):
+                    return value if value != "" else None
+                values = tuple(v for v in value if v != "")
+                return values if values else None
+        return None
+
+    def has_data_policies(self, database: str) -> bool:
+        """Could a row filter or column mask apply to some table of `database` for this principal?"""
+        return not self.operator and any(r.has_data_policies(database) for r in self.roles)
+
+    def row_filter(self, database: str, table: str, schema: str | None = None) -> RowFilter | None:
+        """The rows of `schema.table` this principal may read: None for every row (no filter applies, or some role
+        grants the table without one); a RowFilter otherwise (one with no alternatives when no role grants it)."""
+        if self.operator:
+            return None
+        return union_filter(
+            grant_filters(g, table, schema) for r in self.roles for g in r.granting(database, table, schema)
+        )
+
+    def column_mask(self, database: str, table: str, column: str, schema: str | None = None) -> MaskKind | None:
+        """How column `column` of `schema.table` shows to this principal: None as it is, or the least restrictive
+        mask over the roles that grant the table ("hide" when none grants it)."""
+        if self.operator:
+            return None
+        return least_mask(
+            grant_mask(g, table, column, schema) for r in self.roles for g in r.granting(database, table, schema)
+        )
+
+    def may_mask(self, database: str, table: str, schema: str | None = None) -> bool:
+        """Could some column of `schema.table` be masked for this principal? (Cheap: no columns needed.)"""
+        if self.operator:
+            return False
+        return any(grant_masks_table(g, table, schema) for r in self.roles for g in r._grants_for(database))
+
+    def column_masks(
+        self, database: str, table: str, columns: Sequence[str], schema: str | None = None
+    ) -> dict[str, MaskKind]:
+        """The masked ones among `columns` of `schema.table`, with their mask."""
+        if not self.may_mask(database, table, schema):
+            return {}
+        masks = {c: self.column_mask(database, table, c, schema) for c in columns}
+        return {c: m for c, m in masks.items() if m is not None}
 
     def may_see_table(self, database: str, table: SourceTable) -> bool:
         """May this principal see analysed table `table` of source `database`: the table itself, and for a view

@@ -148,3 +148,86 @@ def test_unreadable_bytes(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(ConfigError, match="cannot read the configuration file"):
         load_config_file(path)
+
+
+GRANT_HEAD = "roles:\n  r:\n    grants:\n      - database: erp\n"
+ROW_POLICY = """\
+roles:
+  busan_sales:
+    grants:
+      - database: erp
+        allow: ["*"]
+        row_filters:
+          ORD_MST: "SHIP_CITY = {user.city}"
+          "SALES_*": "REGION_CD = 'KR-26'"
+          CODE_DTL: "CODE_GRP IN {user.groups} AND USE_YN = 'Y'"
+        column_masks:
+          CUST_MST.TEL_NO: hide
+          CUST_MST.EMAIL: redact
+          "hr.EMP_*.SAL_*": "null"
+          "*.RRN_NO": hash
+"""
+
+
+def test_row_filters_and_column_masks_in_the_documented_shape(tmp_path: Path) -> None:
+    grant = load_config_file(write(tmp_path, ROW_POLICY)).roles["busan_sales"].grants[0]
+    assert grant.row_filters["ORD_MST"] == "SHIP_CITY = {user.city}"
+    assert grant.row_filters["SALES_*"] == "REGION_CD = 'KR-26'"
+    assert grant.column_masks == {
+        "CUST_MST.TEL_NO": "hide",
+        "CUST_MST.EMAIL": "redact",
+        "hr.EMP_*.SAL_*": "null",
+        "*.RRN_NO": "hash",
+    }
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('ORD_MST: "SHIP_CITY"', "must be a condition"),
+        ('ORD_MST: "CUST_ID IN (SELECT CUST_ID FROM CUST_MST)"', "no subqueries"),
+        ('ORD_MST: "o.SHIP_CITY = 1"', "without a table"),
+        ('ORD_MST: "SHIP_CITY = {user.city"', "{user.NAME}"),
+        ('ORD_MST: "SHIP_CITY = = 1"', "does not parse"),
+        ('ORD_MST: "SHIP_CITY = 1; DROP TABLE x"', "one SQL condition"),
+        ('ORD_MST: "count(*) > 0"', "aggregates"),
+        ('a.b.c: "X = 1"', "table pattern"),
+        ('ORD_MST: ""', "must be an SQL condition"),
+    ],
+)
+def test_a_bad_row_filter_names_file_line_and_key(tmp_path: Path, line: str, problem: str) -> None:
+    path = write(
+        tmp_path, f"roles:\n  r:\n    grants:\n      - database: erp\n        row_filters:\n          {line}\n"
+    )
+    key = line.split(":")[0]
+    with pytest.raises(ConfigError) as info:
+        load_config_file(path)
+    message = str(info.value)
+    assert f"{path}:6: roles.r.grants.0.row_filters.{key}: " in message
+    assert problem in message
+    assert len(message.splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("CUST_MST.TEL_NO: blur", "Input should be 'hide', 'null', 'redact' or 'hash'"),
+        ("CUST_MST: hide", "a column mask is keyed TABLE.COLUMN or schema.TABLE.COLUMN"),
+        ("a.b.c.d: hide", "a column mask is keyed TABLE.COLUMN or schema.TABLE.COLUMN"),
+    ],
+)
+def test_a_bad_column_mask_names_file_line_and_key(tmp_path: Path, line: str, problem: str) -> None:
+    path = write(
+        tmp_path, f"roles:\n  r:\n    grants:\n      - database: erp\n        column_masks:\n          {line}\n"
+    )
+    key = line.split(":")[0]
+    with pytest.raises(ConfigError) as info:
+        load_config_file(path)
+    assert f"{path}:6: roles.r.grants.0.column_masks.{key}: {problem}" in str(info.value)
+
+
+def test_a_placeholder_inside_a_string_is_text_not_an_attribute(tmp_path: Path) -> None:
+    from core.row_predicates import parse_predicate
+
+    assert parse_predicate("REMARK <> '{user.city}' AND SHIP_CITY = {user.city}").attributes == ("city",)
+    assert parse_predicate("DEPT_CD IN {user.departments}").lists == frozenset({0})
