@@ -3,6 +3,8 @@
 A source lives in two places that must agree: the configuration file (its URL, written as the operator gave it,
 with secrets only as `${VAR}` placeholders) and the metadata store (engine, version, analysis state). Adding
 validates everything and connects once before writing either, and restores the file if the store write fails.
+Connecting also checks what the account may do beyond reading (catalog.account_check): a superuser is refused unless
+the operator allows it, anything else that can write is saved and shown as a warning.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from datetime import datetime
 from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap
+from sqlalchemy import URL
 from sqlalchemy.orm import Session
 
 from catalog import source_url
+from catalog.account_check import refusal
 from catalog.probe import SourceInfo, probe
 from core.config_file import check_name, read_document, validate_document, write_document
 from core.errors import NotFoundError, SourceError
@@ -35,11 +39,14 @@ class SourceListing:
     analysed_at: datetime | None
     in_config: bool
     registered: bool
+    #: What the account may do beyond reading (catalog.account_capabilities labels); None: never checked.
+    privileges: tuple[str, ...] | None = None
 
 
-def _labels_in_use(config_sources: dict[str, list[str]], session: Session) -> dict[str, str]:
+def labels_in_use(configured: dict[str, list[str]], session: Session) -> dict[str, str]:
+    """Every name and alias, lower-cased, in the file (`configured`) or the store, mapped to its source's name."""
     used: dict[str, str] = {}
-    for name, aliases in config_sources.items():
+    for name, aliases in configured.items():
         for label in (name, *aliases):
             used[label.lower()] = name
     for source in source_repo.all_sources(session):
@@ -64,17 +71,21 @@ def _check_labels(name: str, aliases: list[str], used: dict[str, str]) -> None:
             raise SourceError(f"{label!r} is already {what}; choose another name or remove it first")
 
 
-def _config_sources(document: CommentedMap) -> dict[str, list[str]]:
+def config_sources(document: CommentedMap) -> dict[str, list[str]]:
+    """Each source of the parsed file with its aliases."""
     sources = document.get("sources") or {}
     return {str(n): list((e or {}).get("aliases") or []) for n, e in sources.items()}
 
 
-def add_source(settings: Settings, store: Store, name: str, url: str, aliases: list[str]) -> SourceInfo:
+def add_source(
+    settings: Settings, store: Store, name: str, url: str, aliases: list[str], *, allow_privileged: bool = False
+) -> SourceInfo:
+    """Register a source; a superuser account is refused (nothing saved) unless `allow_privileged`."""
     path = settings.config_path
     document = read_document(path)
     validate_document(path, document)
     with store.transaction() as session:
-        _check_labels(name, aliases, _labels_in_use(_config_sources(document), session))
+        _check_labels(name, aliases, labels_in_use(config_sources(document), session))
     parsed = source_url.parse(url)
     secrets = source_url.clear_text_secrets(parsed)
     if secrets:
@@ -84,7 +95,10 @@ def add_source(settings: Settings, store: Store, name: str, url: str, aliases: l
             "mysql://reader:${ERP_DB_PASSWORD}@db.internal/erp"
         )
     shown = source_url.display(parsed)
-    info = probe(source_url.expand(parsed, settings.environment_value), shown)
+    expanded = source_url.expand(parsed, settings.environment_value)
+    info = probe(expanded, shown)
+    if info.account.superuser and not allow_privileged:
+        raise SourceError(refusal(name, info.engine, expanded, info.account))
 
     entry = CommentedMap()
     entry["url"] = source_url.render(parsed)
@@ -105,15 +119,17 @@ def add_source(settings: Settings, store: Store, name: str, url: str, aliases: l
                     engine=info.engine,
                     engine_version=info.version,
                     url_ref=shown,
+                    write_capabilities=info.account.stored(),
                 ),
             )
     except BaseException:
-        _restore(path, previous)
+        restore_file(path, previous)
         raise
     return info
 
 
-def _restore(path: Path, previous: bytes | None) -> None:
+def restore_file(path: Path, previous: bytes | None) -> None:
+    """Put back the file as it was before a change whose store half failed (None: there was no file)."""
     if previous is None:
         path.unlink(missing_ok=True)
     else:
@@ -142,7 +158,7 @@ def remove_source(settings: Settings, store: Store, name: str) -> None:
                 source_repo.remove(session, registered.name)
                 session.flush()
         except BaseException:
-            _restore(path, previous)
+            restore_file(path, previous)
             raise
 
 
@@ -167,13 +183,21 @@ def list_sources(settings: Settings, store: Store) -> list[SourceListing]:
                 analysed_at=row.analysed_at if row is not None else None,
                 in_config=entry is not None,
                 registered=row is not None,
+                privileges=_privileges(row),
             )
         )
     return listings
 
 
+def _privileges(row: Source | None) -> tuple[str, ...] | None:
+    if row is None or row.write_capabilities is None:
+        return None
+    return tuple(str(label) for label in row.write_capabilities)
+
+
 def register_configured(settings: Settings, store: Store) -> list[tuple[str, str | None]]:
-    """Register sources written into the configuration file by hand; returns (name, error or None) for each."""
+    """Register sources written into the configuration file by hand; returns (name, error or None) for each.
+    A superuser account is not registered: `source add --allow-privileged` is the one way to accept one."""
     results: list[tuple[str, str | None]] = []
     with store.transaction() as session:
         known = {s.name.lower() for s in source_repo.all_sources(session)}
@@ -183,9 +207,13 @@ def register_configured(settings: Settings, store: Store) -> list[tuple[str, str
         try:
             parsed = source_url.parse(entry.url)
             shown = source_url.display(parsed)
-            info = probe(source_url.expand(parsed, settings.environment_value), shown)
+            expanded = source_url.expand(parsed, settings.environment_value)
+            info = probe(expanded, shown)
         except SourceError as exc:
             results.append((name, str(exc)))
+            continue
+        if info.account.superuser:
+            results.append((name, _configured_refusal(name, info, expanded)))
             continue
         with store.transaction() as session:
             source_repo.add(
@@ -196,7 +224,16 @@ def register_configured(settings: Settings, store: Store) -> list[tuple[str, str
                     engine=info.engine,
                     engine_version=info.version,
                     url_ref=shown,
+                    write_capabilities=info.account.stored(),
                 ),
             )
         results.append((name, None))
     return results
+
+
+def _configured_refusal(name: str, info: SourceInfo, url: URL) -> str:
+    force_hint = (
+        f"to register this account anyway, remove {name} from the configuration file and run "
+        f"`tablescout source add {name} URL --allow-privileged`"
+    )
+    return refusal(name, info.engine, url, info.account, force_hint)

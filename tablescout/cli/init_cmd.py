@@ -1,10 +1,12 @@
-"""`tablescout init`: create or migrate the metadata store and register sources written into the config file."""
+"""`tablescout init`: create or migrate the metadata store, register sources written into the config file, and give
+registered sources the aliases the file writes for them."""
 
 from __future__ import annotations
 
 import typer
 
 from catalog.registration import register_configured
+from catalog.source_aliases import apply_configured_aliases
 from core.store import migrate
 from core.store.database import open_store
 from tablescout.cli.context import console, errors, settings
@@ -36,6 +38,13 @@ def init() -> None:
             else:
                 failed = True
                 errors.print(f"[red]source {name} from the configuration file was not registered:[/] {error}")
+        for aliased in apply_configured_aliases(config, store):
+            if aliased.error is not None:
+                failed = True
+                errors.print(f"[red]aliases of source {aliased.source} were not changed:[/] {aliased.error}")
+            else:
+                after = ", ".join(aliased.after) or "none"
+                console.print(f"Aliases of source {aliased.source} from the configuration file: {after}")
     finally:
         store.close()
     if failed:
