@@ -211,10 +211,13 @@ def role_grants(config: ConfigFile, role: str) -> RoleGrants:
 
 
 def resolve_principal(session: Session, config: ConfigFile, platform: str, user_id: str) -> Principal:
-    """The principal for a chat user, from the groups synced into the store and the configured mappings."""
+    """The principal for a chat user, from the groups and attributes synced into the store and the configured
+    mappings; a user the store does not know has no attributes (row filters that need one match nothing)."""
     if platform not in PLATFORMS:
         raise ConfigError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
-    known = directory.user(session, platform, user_id) is not None
+    stored = directory.user(session, platform, user_id)
+    known = stored is not None
+    attributes = _attributes(stored.attributes if stored is not None else None)
     names: list[str] = []
     for group in directory.groups_of(session, platform, user_id):
         for mapping in config.groups:
@@ -223,4 +226,15 @@ def resolve_principal(session: Session, config: ConfigFile, platform: str, user_
     if not names and config.default_role is not None:
         names.append(config.default_role)
     roles = tuple(role_grants(config, name) for name in names)
-    return Principal(platform=platform, user_id=user_id, roles=roles, in_directory=known)
+    return Principal(platform=platform, user_id=user_id, roles=roles, in_directory=known, attributes=attributes)
+
+
+def _attributes(stored: Mapping[str, object] | None) -> dict[str, str | tuple[str, ...]]:
+    """Stored attributes as the principal holds them: strings, and tuples of strings for multi-valued ones."""
+    found: dict[str, str | tuple[str, ...]] = {}
+    for name, value in (stored or {}).items():
+        if isinstance(value, str):
+            found[name] = value
+        elif isinstance(value, list):
+            found[name] = tuple(str(v) for v in value if isinstance(v, str | int | float) and not isinstance(v, bool))
+    return found

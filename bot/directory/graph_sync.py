@@ -1,14 +1,16 @@
 """Microsoft Entra ID groups and their members through Microsoft Graph, for Teams users.
 
-The Teams app's own credentials (TABLESCOUT_TEAMS_APP_ID, TABLESCOUT_TEAMS_APP_PASSWORD) get an application token
-from the tenant's authority (`{TABLESCOUT_ENTRA_LOGIN_URL}/{TABLESCOUT_TEAMS_TENANT_ID}`, client-credentials flow);
-the app needs the Graph application permissions GroupMember.Read.All and User.ReadBasic.All with admin consent.
-Every group is read with its transitive user members (members of nested groups count), following
-`@odata.nextLink` pages; 429, 503 and 504 answers are retried after their Retry-After (or a growing pause).
-Users are keyed by their Entra object id, the id a Teams activity carries as `from.aadObjectId`.
+The Teams app's own credentials (TABLESCOUT_TEAMS_APP_ID, TABLESCOUT_TEAMS_APP_PASSWORD) get an application token from
+the tenant's authority (`{TABLESCOUT_ENTRA_LOGIN_URL}/{TABLESCOUT_TEAMS_TENANT_ID}`, client-credentials flow); the app
+needs the Graph application permissions GroupMember.Read.All and User.Read.All with admin consent (User.Read.All for the
+profile properties that become user attributes: department, city, country, employeeId, officeLocation, jobTitle,
+onPremisesExtensionAttributes ...; with User.ReadBasic.All alone Graph leaves them out and row filters that need them
+match nothing). Every group is read with its transitive user members and their attributes (members of nested groups
+count), following `@odata.nextLink` pages; 429, 503 and 504 answers are retried after their Retry-After (or a growing
+pause). Users are keyed by their Entra object id, the id a Teams activity carries as `from.aadObjectId`.
 
-The token comes through `bot.entra` (msal), which asks only the configured authority, over HTTPS; a private
-certificate authority (a proxy, a test server) is trusted through the standard REQUESTS_CA_BUNDLE variable.
+The token comes through `bot.entra` (msal), which asks only the configured authority, over HTTPS; a private certificate
+authority (a proxy, a test server) is trusted through the standard REQUESTS_CA_BUNDLE variable.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from urllib.parse import quote, urlsplit
 import httpx2
 from sqlalchemy.orm import Session
 
+from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
 from bot.entra import EntraApp
@@ -31,7 +34,7 @@ from core.settings import Settings
 log = logging.getLogger(__name__)
 
 PLATFORM = "teams"
-GRAPH_PERMISSIONS = "GroupMember.Read.All and User.ReadBasic.All"
+GRAPH_PERMISSIONS = "GroupMember.Read.All and User.Read.All"
 REQUEST_TIMEOUT_S = 30.0
 #: Attempts per Graph request when it answers 429, 503 or 504 (or the connection fails).
 MAX_ATTEMPTS = 6
@@ -211,7 +214,7 @@ def fetch_entra_directory(settings: Settings) -> DirectorySnapshot:
             group_id = str(group["id"])
             members = reader.pages(
                 f"/groups/{quote(group_id, safe='')}/transitiveMembers/microsoft.graph.user",
-                f"$select=id,displayName,mail&$top={_PAGE_SIZE}",
+                f"$select={attributes.graph_select()}&$top={_PAGE_SIZE}",
                 missing_ok=True,  # deleted since the group list was read
             )
             for member in members:
@@ -222,6 +225,7 @@ def fetch_entra_directory(settings: Settings) -> DirectorySnapshot:
                         display_name=member.get("displayName") or None,
                         email=member.get("mail") or None,
                         workspace_id=tenant,
+                        attributes=attributes.from_graph_user(member),
                     )
             groups.append(
                 GroupEntry(

@@ -1,9 +1,13 @@
-"""Slack user groups through the Web API (`usergroups.list`, `usergroups.users.list`), read with
-`bot.slack.web.read_api`.
+"""Slack user groups through the Web API (`usergroups.list`, `usergroups.users.list`) and their members' profile
+attributes (`team.profile.get` for the labels of the workspace's custom fields, `users.profile.get` per member),
+read with `bot.slack.web.read_api`.
 
-The bot token needs the `usergroups:read` scope. Disabled groups are not listed, so their members lose the roles the
-group gave. Rate limits (HTTP 429) are waited out as Slack's Retry-After says, by the SDK's own retry handler;
-neither method is paginated. Errors name the setting or the scope to fix and never quote the token.
+The bot token needs the `usergroups:read` scope, and `users.profile:read` for attributes (`users:read.email` adds the
+email address). Without `users.profile:read` the groups are still synced, every user of the workspace is left without
+attributes (so row filters that need one match nothing) and the report says why. Disabled groups are not listed, so
+their members lose the roles the group gave. Rate limits (HTTP 429) are waited out as Slack's Retry-After says, by the
+SDK's own retry handler; none of these methods is paginated. Errors name the setting or the scope to fix and never quote
+the token.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
-from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, apply_snapshot
+from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
 from bot.slack.web import SlackReadError, read_api
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
+PROFILE_SCOPE = "users.profile:read"
 SLACK_API_URL = "https://slack.com/api/"
 #: Consecutive 429 answers waited out for one call before the sync gives up.
 RATE_LIMIT_RETRIES = 5
@@ -63,6 +69,36 @@ def _call(settings: Settings, method: str, **arguments: Any) -> dict[str, Any]:
         raise DirectorySyncError(_describe(method, exc), platform=PLATFORM) from None
 
 
+def _field_labels(settings: Settings) -> dict[str, str] | None:
+    """Custom profile field id → label (team.profile.get); None when the token lacks users.profile:read."""
+    try:
+        answer = read_api(_token(settings), slack_api_url(settings), "team.profile.get")
+    except SlackReadError as exc:
+        if exc.error == "missing_scope":
+            return None
+        raise DirectorySyncError(_describe("team.profile.get", exc), platform=PLATFORM) from None
+    fields = (answer.get("profile") or {}).get("fields") or []
+    return {str(f["id"]): str(f["label"]) for f in fields if isinstance(f, dict) and f.get("id") and f.get("label")}
+
+
+def _member(settings: Settings, user_id: str, labels: dict[str, str], workspace: str | None) -> UserEntry:
+    try:
+        answer = read_api(_token(settings), slack_api_url(settings), "users.profile.get", user=user_id)
+    except SlackReadError as exc:
+        if exc.error == "user_not_found":  # removed from the workspace since the group was read
+            return UserEntry(user_id, workspace_id=workspace)
+        raise DirectorySyncError(_describe("users.profile.get", exc), platform=PLATFORM) from None
+    profile = answer.get("profile") or {}
+    name = profile.get("real_name") or profile.get("display_name") or None
+    return UserEntry(
+        user_id,
+        display_name=str(name) if name else None,
+        email=str(profile["email"]) if profile.get("email") else None,
+        workspace_id=workspace,
+        attributes=attributes.from_slack_profile(profile, labels),
+    )
+
+
 def fetch_slack_directory(settings: Settings) -> DirectorySnapshot:
     """Every enabled user group of the workspace with its members, read from the Web API (nothing is written)."""
     listing = _call(settings, "usergroups.list", include_disabled=False, include_users=False)
@@ -81,8 +117,17 @@ def fetch_slack_directory(settings: Settings) -> DirectorySnapshot:
                 workspace_id=group.get("team_id") or None,
             )
         )
-    log.info("read %d Slack user groups", len(groups))
-    return DirectorySnapshot(platform=PLATFORM, groups=tuple(groups))
+    members = {u: g.workspace_id for g in groups for u in g.members}
+    users: dict[str, UserEntry] = {}
+    skipped: str | None = None
+    labels = _field_labels(settings) if members else {}
+    if labels is None:
+        skipped = f"the Slack app lacks the scope {PROFILE_SCOPE}; add it and reinstall the app"
+        log.warning("Slack user attributes not read: %s", skipped)
+    else:
+        users = {u: _member(settings, u, labels, workspace) for u, workspace in members.items()}
+    log.info("read %d Slack user groups with %d members", len(groups), len(members))
+    return DirectorySnapshot(platform=PLATFORM, groups=tuple(groups), users=users, attributes_skipped=skipped)
 
 
 def sync_slack(session: Session, settings: Settings, *, now: datetime) -> SyncReport:

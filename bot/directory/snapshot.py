@@ -4,7 +4,9 @@ A snapshot is complete: every group the platform lists and every member of each.
 exactly that for the platform: listed groups and users are upserted, each group's membership is replaced, and groups
 and users the snapshot no longer holds are deleted (with their memberships), so a user who left every group has no
 groups left and `resolve_principal` gives them the configured default role. Users are known only through the groups
-they belong to, so the store's users of a platform are the members of at least one group.
+they belong to, so the store's users of a platform are the members of at least one group. Each user's attributes
+(`bot.directory.attributes`) are replaced by what the snapshot holds: an attribute the directory no longer gives is
+gone after the sync.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class UserEntry:
     display_name: str | None = None
     email: str | None = None
     workspace_id: str | None = None
+    attributes: Mapping[str, str | list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class DirectorySnapshot:
     platform: str
     groups: tuple[GroupEntry, ...]
     users: Mapping[str, UserEntry] = field(default_factory=dict)  # details of members, where the platform gives them
+    #: Why no user attributes were read at all (a missing scope); None when they were.
+    attributes_skipped: str | None = None
 
     def members(self) -> dict[str, UserEntry]:
         """Every user in at least one group, with the details known about them."""
@@ -67,6 +72,8 @@ class SyncReport:
     removed_groups: int = 0
     removed_users: int = 0
     skipped: str | None = None
+    users_with_attributes: int = 0
+    attributes_skipped: str | None = None
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -78,6 +85,8 @@ class SyncReport:
             "removed_groups": self.removed_groups,
             "removed_users": self.removed_users,
             "skipped": self.skipped,
+            "users_with_attributes": self.users_with_attributes,
+            "attributes_skipped": self.attributes_skipped,
         }
 
 
@@ -101,7 +110,9 @@ def apply_snapshot(session: Session, snapshot: DirectorySnapshot, *, now: dateti
     platform = snapshot.platform
     _lock_platform(session, platform)
     user_pks: dict[str, int] = {}
+    with_attributes = 0
     for entry in snapshot.members().values():
+        with_attributes += bool(entry.attributes)
         user_pks[entry.user_id] = directory.upsert_user(
             session,
             platform=platform,
@@ -110,6 +121,7 @@ def apply_snapshot(session: Session, snapshot: DirectorySnapshot, *, now: dateti
             workspace_id=entry.workspace_id,
             display_name=entry.display_name,
             email=entry.email,
+            attributes=entry.attributes,
         )
     group_pks: list[int] = []
     memberships = 0
@@ -136,4 +148,6 @@ def apply_snapshot(session: Session, snapshot: DirectorySnapshot, *, now: dateti
         memberships=memberships,
         removed_groups=removed_groups,
         removed_users=removed_users,
+        users_with_attributes=with_attributes,
+        attributes_skipped=snapshot.attributes_skipped,
     )

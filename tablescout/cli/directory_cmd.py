@@ -2,8 +2,10 @@
 it every hour), so role changes take effect at the next question.
 
 `sync --json` prints one array with an object per platform: {"platform", "synced", "groups", "users",
-"memberships", "removed_groups", "removed_users", "skipped", "error"}; a platform without credentials has
-"synced": false and the reason in "skipped"; one that failed has the reason in "error" and the command exits 1.
+"memberships", "removed_groups", "removed_users", "skipped", "users_with_attributes", "attributes_skipped",
+"error"}; a platform without credentials has "synced": false and the reason in "skipped"; one that failed has the
+reason in "error" and the command exits 1; "attributes_skipped" says why no user attributes were read (the groups
+were still synced).
 """
 
 from __future__ import annotations
@@ -64,7 +66,9 @@ def sync(
                 table.add_row(name, "", "", "", "", f"skipped: {report.skipped}")
             else:
                 removed = f"{report.removed_groups} groups, {report.removed_users} users"
-                table.add_row(name, str(report.groups), str(report.users), str(report.memberships), removed, "synced")
+                skipped = report.attributes_skipped
+                note = "synced" + (f"; no user attributes: {skipped}" if skipped else "")
+                table.add_row(name, str(report.groups), str(report.users), str(report.memberships), removed, note)
         console.print(table)
     if failure is not None:
         raise failure

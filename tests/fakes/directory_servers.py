@@ -2,13 +2,16 @@
 Graph groups, so slack_sdk, msal and the Graph client run for real against them.
 
 - `FakeSlackServer`: `usergroups.list` and `usergroups.users.list` under `/api/` (GET query, form or JSON POST, as
-  slack_sdk sends them), a bearer token checked on every call (`ok: false, error: invalid_auth` otherwise), a token
-  that can be revoked after N calls, and one-shot 429 answers with Retry-After.
+  slack_sdk sends them), and `team.profile.get` (the custom profile fields) and `users.profile.get` (a member's
+  standard and custom fields keyed by field id, as Slack answers them); a bearer token checked on every call
+  (`ok: false, error: invalid_auth` otherwise), a token that can be revoked after N calls, a scope that one method
+  lacks, and one-shot 429 answers with Retry-After.
 - `FakeEntraServer` (HTTPS, as msal demands): the tenant's OpenID configuration and the v2.0 token endpoint for the
   client-credentials grant; its certificate authority is in `ca_file` (point REQUESTS_CA_BUNDLE at it).
 - `FakeGraphServer`: `GET /v1.0/groups` and `/v1.0/groups/{id}/transitiveMembers/microsoft.graph.user` with
-  `$select`, `$top` and `@odata.nextLink` pages of at most `page_size` items, nested groups expanded, a bearer token
-  checked, failures injected with Retry-After, and a switch that makes every call answer 403.
+  `$select` (a selected property a user lacks is null, onPremisesExtensionAttributes always has its 15 keys, as
+  Graph answers), `$top` and `@odata.nextLink` pages of at most `page_size` items, nested groups expanded, a bearer
+  token checked, failures injected with Retry-After, and a switch that makes every call answer 403.
 
 Every server records what it received (`requests`) for assertions; tests change the directory between syncs through
 the servers' plain attributes and methods.
@@ -152,6 +155,23 @@ class SlackGroup:
     disabled: bool = False
 
 
+@dataclass
+class SlackProfile:
+    """A member's profile: standard fields by name (`title`, `email`, `real_name`) and custom field values by the
+    id of a field in `FakeSlackServer.profile_fields`."""
+
+    standard: dict[str, str] = field(default_factory=dict)
+    custom: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SlackProfileField:
+    id: str
+    label: str
+    type: str = "text"
+    is_hidden: bool = False
+
+
 class FakeSlackServer(FakeServer):
     """The Slack Web API's user-group methods for one workspace."""
 
@@ -160,9 +180,12 @@ class FakeSlackServer(FakeServer):
         self.token = token
         self.team_id = team_id
         self.groups: dict[str, SlackGroup] = {}
+        self.profiles: dict[str, SlackProfile] = {}  # users.profile.get; a user without one is `user_not_found`
+        self.profile_fields: list[SlackProfileField] = []  # team.profile.get
         self._rate_limits: dict[str, list[int]] = {}
         self._revoke_after: int | None = None
         self.missing_scope: str | None = None  # set: every method answers `missing_scope` needing it
+        self.missing_scopes: dict[str, str] = {}  # method → the scope it answers `missing_scope` for
 
     @property
     def url(self) -> str:
@@ -189,8 +212,9 @@ class FakeSlackServer(FakeServer):
             return Answer(200, {"ok": False, "error": "not_authed"})
         if token != self.token:
             return Answer(200, {"ok": False, "error": "invalid_auth"})
-        if self.missing_scope is not None:
-            return Answer(200, {"ok": False, "error": "missing_scope", "needed": self.missing_scope})
+        needed = self.missing_scope or self.missing_scopes.get(method)
+        if needed is not None:
+            return Answer(200, {"ok": False, "error": "missing_scope", "needed": needed})
         if self._revoke_after is not None:
             if self._revoke_after <= 0:
                 return Answer(200, {"ok": False, "error": "token_revoked"})
@@ -204,7 +228,43 @@ class FakeSlackServer(FakeServer):
             if group is None:
                 return Answer(200, {"ok": False, "error": "no_such_subteam"})
             return Answer(200, {"ok": True, "users": list(group.users)})
+        if method == "team.profile.get":
+            return Answer(200, {"ok": True, "profile": {"fields": [self._field_json(f) for f in self.profile_fields]}})
+        if method == "users.profile.get":
+            profile = self.profiles.get(received.params.get("user", ""))
+            if profile is None:
+                return Answer(200, {"ok": False, "error": "user_not_found"})
+            return Answer(200, {"ok": True, "profile": self._profile_json(profile)})
         return Answer(200, {"ok": False, "error": "unknown_method"})
+
+    @staticmethod
+    def _field_json(spec: SlackProfileField) -> dict[str, Any]:
+        return {
+            "id": spec.id,
+            "label": spec.label,
+            "type": spec.type,
+            "hint": "",
+            "ordering": 0,
+            "options": None,
+            "possible_values": None,
+            "is_hidden": 1 if spec.is_hidden else 0,
+        }
+
+    @staticmethod
+    def _profile_json(profile: SlackProfile) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "title": "",
+            "phone": "",
+            "skype": "",
+            "real_name": "",
+            "display_name": "",
+            "status_text": "",
+            "status_emoji": "",
+        }
+        body.update(profile.standard)
+        # Slack answers an empty list, not an object, for a member with no custom field set.
+        body["fields"] = {k: {"value": v, "alt": ""} for k, v in profile.custom.items()} if profile.custom else []
+        return body
 
     def _group_json(self, group_id: str, group: SlackGroup) -> dict[str, Any]:
         return {
@@ -377,6 +437,21 @@ class GraphGroup:
 class GraphUser:
     display_name: str
     mail: str | None = None
+    #: Other user properties by their Graph name (`department`, `city`, `employeeId`, ...); extension attributes
+    #: by `extensionAttribute1` ... `extensionAttribute15`, served inside onPremisesExtensionAttributes.
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self, user_id: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"@odata.type": "#microsoft.graph.user", "id": user_id}
+        body.update({"displayName": self.display_name, "mail": self.mail})
+        extensions: dict[str, str | None] = {f"extensionAttribute{n}": None for n in range(1, 16)}
+        for name, value in self.properties.items():
+            if name in extensions:
+                extensions[name] = value
+            else:
+                body[name] = value
+        body["onPremisesExtensionAttributes"] = extensions
+        return body
 
 
 class FakeGraphServer(FakeServer):
@@ -419,16 +494,13 @@ class FakeGraphServer(FakeServer):
         elif len(parts) == 4 and parts[0] == "groups" and parts[2:] == ["transitiveMembers", "microsoft.graph.user"]:
             if parts[1] not in self.groups:
                 return Answer(404, _graph_error("Request_ResourceNotFound"))
-            items = [
-                {"@odata.type": "#microsoft.graph.user", "id": uid, "displayName": u.display_name, "mail": u.mail}
-                for uid, u in ((uid, self.users[uid]) for uid in self._transitive_users(parts[1]))
-            ]
+            items = [self.users[uid].as_json(uid) for uid in self._transitive_users(parts[1])]
         else:
             return Answer(404, _graph_error("Request_ResourceNotFound"))
         selected = received.params.get("$select")
         if selected:
-            keep = {*selected.split(","), "@odata.type"}
-            items = [{k: v for k, v in item.items() if k in keep} for item in items]
+            keep = ["@odata.type", *selected.split(",")]
+            items = [{k: item.get(k) for k in keep if k in item or not k.startswith("@")} for item in items]
         return self._page(received, items)
 
     def _transitive_users(self, group_id: str) -> list[str]:

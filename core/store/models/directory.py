@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, String, UniqueConstraint, text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.store.models.base import Base
@@ -21,6 +22,11 @@ class DirectoryUser(Base):
     display_name: Mapped[str | None] = mapped_column(String(256))
     email: Mapped[str | None] = mapped_column(String(320))
     deactivated: Mapped[bool] = mapped_column(default=False, server_default="false")
+    #: Profile attributes by normalised name (`city`, `employee_id`, ...): a string, or a list of strings for
+    #: multi-valued ones (`departments`); an attribute the directory does not give is absent (see bot.directory).
+    attributes: Mapped[dict[str, str | list[str]]] = mapped_column(
+        JSONB, default=dict, server_default=text("'{}'::jsonb")
+    )
     synced_at: Mapped[datetime]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from sqlalchemy import delete, select
@@ -21,7 +22,9 @@ def upsert_user(
     display_name: str | None = None,
     email: str | None = None,
     deactivated: bool = False,
+    attributes: Mapping[str, str | list[str]] | None = None,
 ) -> int:
+    """Insert or update one user; `attributes` replaces what the store held (None: no attributes)."""
     values = {
         "platform": platform,
         "user_id": user_id,
@@ -29,6 +32,7 @@ def upsert_user(
         "display_name": display_name,
         "email": email,
         "deactivated": deactivated,
+        "attributes": dict(attributes or {}),
         "synced_at": synced_at,
     }
     stmt = insert(DirectoryUser).values(values)

@@ -55,7 +55,7 @@ def test_sync_follows_pages_and_nested_groups(
     assert len(fake_graph.calls_to("/v1.0/groups")) >= 2 + 3, "two pages of groups, three of the sales members"
     member_pages = [r for r in fake_graph.calls_to("/groups/g-sales/") if r.path.endswith("microsoft.graph.user")]
     assert [r.params.get("$skiptoken") for r in member_pages] == [None, "2", "4"]
-    assert all(r.params["$select"] == "id,displayName,mail" for r in member_pages)
+    assert all(r.params["$select"].startswith("id,displayName,mail,department,") for r in member_pages)
     assert all(r.headers["authorization"] == f"Bearer {GRAPH_TOKEN}" for r in fake_graph.requests)
     token_request = fake_entra.token_requests()
     assert len(token_request) == 1
@@ -147,5 +147,5 @@ def test_missing_graph_permissions_are_named(
     seed(fake_graph)
     fake_graph.forbidden = True
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
-    with pytest.raises(DirectorySyncError, match=r"GroupMember\.Read\.All and User\.ReadBasic\.All"):
+    with pytest.raises(DirectorySyncError, match=r"GroupMember\.Read\.All and User\.Read\.All"):
         sync_teams(session, settings, now=NOW)

@@ -160,6 +160,8 @@ def test_the_command_prints_counts_per_platform(environment: FakeSlackServer) ->
             "removed_groups": 0,
             "removed_users": 0,
             "skipped": None,
+            "users_with_attributes": 0,
+            "attributes_skipped": None,
             "error": None,
         },
         {
@@ -171,6 +173,8 @@ def test_the_command_prints_counts_per_platform(environment: FakeSlackServer) ->
             "removed_groups": 0,
             "removed_users": 0,
             "skipped": "TABLESCOUT_TEAMS_APP_ID, TABLESCOUT_TEAMS_APP_PASSWORD, TABLESCOUT_TEAMS_TENANT_ID not set",
+            "users_with_attributes": 0,
+            "attributes_skipped": None,
             "error": None,
         },
     ]
