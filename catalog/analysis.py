@@ -13,12 +13,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from sqlalchemy import URL
+
 from catalog import source_url
+from catalog.account_capabilities import AccountCheck
+from catalog.account_check import operator_warning
 from catalog.card_building import build_cards, persist
 from catalog.code_values import CodeTable, code_table_shape, fill_code_table
 from catalog.connectors import open_connector
 from catalog.connectors.base import Connector, TableInfo, TableRef
 from catalog.copy_detection import Judgement, TableFacts, detect_roles
+from catalog.probe import probe
 from catalog.table_facts import Measured, fingerprint, key_resolver, measure
 from core.errors import NotFoundError, SourceError, TablescoutError
 from core.settings import Settings
@@ -63,14 +68,29 @@ class AnalysisReport:
     invisible: list[str] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    #: What the account may do beyond reading, checked again by this analysis (labels; None: not checked).
+    privileges: list[str] | None = None
+    #: A line for the operator when the account can do more than read, or could not be checked.
+    account_warning: str | None = None
 
 
-def connect(settings: Settings, source: Source, timeout_s: float) -> Connector:
+def _location(settings: Settings, source: Source) -> tuple[URL, str]:
+    """The source's URL with secrets expanded, and as it may be shown."""
     entry = settings.file.sources.get(source.name)
     if entry is None:
         raise SourceError(f"source {source.name} has no URL in {settings.config_path}; add it again")
     parsed = source_url.parse(entry.url)
-    return open_connector(source_url.expand(parsed, settings.environment_value), statement_timeout_s=timeout_s)
+    return source_url.expand(parsed, settings.environment_value), source_url.display(parsed)
+
+
+def connect(settings: Settings, source: Source, timeout_s: float) -> Connector:
+    return open_connector(_location(settings, source)[0], statement_timeout_s=timeout_s)
+
+
+def check_source_account(settings: Settings, source: Source) -> AccountCheck:
+    """What the source's account may do beyond reading now (catalog.account_check), through its own short session."""
+    url, shown = _location(settings, source)
+    return probe(url, shown).account
 
 
 def _stored_facts(store: Store, source_id: int) -> dict[tuple[str, str], dict[str, Any]]:
@@ -224,6 +244,16 @@ def analyze_source(
     except TablescoutError as exc:
         report.error = str(exc)
         return report
+    try:
+        account: AccountCheck | None = check_source_account(settings, source)
+    except TablescoutError as exc:
+        account = None
+        report.account_warning = f"the account of source {source.name} could not be checked again: {exc}"
+    if account is not None:
+        report.privileges = account.stored()
+        report.account_warning = operator_warning(source.name, account, file_writable=False)
+        with store.transaction() as session:
+            source_repo.set_write_capabilities(session, source.id, account.stored())
     try:
         refs = connector.list_tables()
         if progress is not None:

@@ -1,4 +1,5 @@
-"""Connecting to a source once, read-only and with a short timeout, to learn its engine and version."""
+"""Connecting to a source once, read-only and with a short timeout, to learn its engine, version and what its
+account may do beyond reading (catalog.account_check)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 from sqlalchemy import URL, Engine, create_engine, text
 from sqlalchemy.exc import DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from catalog.account_capabilities import AccountCheck
+from catalog.account_check import check_account
 from catalog.source_url import SUPPORTED
 from core.errors import SourceError
 
@@ -20,6 +23,7 @@ CONNECT_TIMEOUT_S = 5
 class SourceInfo:
     engine: str
     version: str
+    account: AccountCheck
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -91,12 +95,15 @@ def _version(engine: Engine, conn: Any) -> str:
 
 
 def probe(url: URL, shown_as: str) -> SourceInfo:
-    """Connect once and return engine and version; every failure becomes a SourceError naming the source."""
+    """Connect once and return engine, version and the account's capabilities; every failure becomes a SourceError
+    naming the source. The engine (and any session state the check set) is thrown away before returning."""
     engine = source_engine(url)
     try:
         with engine.connect() as conn:
             version = _version(engine, conn)
-        return SourceInfo(engine=_engine_name(engine), version=version)
+            name = _engine_name(engine)
+            account = check_account(conn, name, url)
+        return SourceInfo(engine=name, version=version, account=account)
     except DBAPIError as exc:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
         raise SourceError(f"cannot connect to {shown_as}: {reason}") from exc

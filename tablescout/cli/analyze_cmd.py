@@ -75,6 +75,8 @@ def _skipped_line(report: AnalysisReport) -> str:
 
 
 def _details(report: AnalysisReport) -> None:
+    if report.account_warning:
+        errors.print(f"[bold yellow]warning:[/] {escape(report.account_warning)}", highlight=False)
     if report.error:
         errors.print(f"[red]{report.source}: not analysed:[/] {report.error}")
         return

@@ -30,6 +30,8 @@ class Source(Base):
     summary: Mapped[str | None] = mapped_column(Text)
     summary_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     chunk_count: Mapped[int] = mapped_column(default=0, server_default="0")
+    #: What the account can do beyond reading (catalog.account_check labels); [] read-only, None never checked.
+    write_capabilities: Mapped[list[str] | None] = mapped_column(JSONB)
     analysed_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = created_at_column()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from core.store.models import Source, SourceTable
@@ -52,3 +52,8 @@ def table_counts(session: Session) -> dict[int, int]:
         select(SourceTable.source_id, func.count()).where(SourceTable.visible).group_by(SourceTable.source_id)
     )
     return {source_id: count for source_id, count in rows.all()}
+
+
+def set_write_capabilities(session: Session, source_id: int, capabilities: list[str] | None) -> None:
+    """Record what the source's account may do beyond reading, as its latest check found."""
+    session.execute(update(Source).where(Source.id == source_id).values(write_capabilities=capabilities))
