@@ -38,6 +38,7 @@ from workers.tools.toolbox import ToolRunner, tools_for
 from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
 from workers.turns.first_input import database_list, render_first_input
 from workers.turns.history import thread_history
+from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class _Run:
     input_tokens: int = 0
     output_tokens: int = 0
     last_text: str = ""
+    refusal: str | None = None  # the answer, without a model call, when the user may query nothing
 
 
 def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
@@ -100,7 +102,8 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
     asker = (turn.user_platform, turn.user_id)
     viewer = asker if turn.user_platform in PLATFORMS else None
     history, own_texts = thread_history(session, principal, turn, asker)
-    listing = database_list(queries.sources(session), principal, turn.question)
+    registered = queries.sources(session)
+    listing = database_list(registered, principal, turn.question)
     first = render_first_input(listing, turn.question, turn.pins)
     context = ToolContext(
         session=session,
@@ -123,7 +126,11 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
         compact=env.provider.small_model,
     )
     opening = first
-    turn.first_model_call_at = turn.first_model_call_at or turn_repo.now()  # only the request lies between
+    refusal = None
+    if listing.allowed:
+        turn.first_model_call_at = turn.first_model_call_at or turn_repo.now()  # only the request lies between
+    else:
+        refusal = no_access_answer(session, env.settings.file, principal, len(registered))
     if turn.intent == "note":
         opening = opening.replace("\nQuestion:\n", "\nKnowledge to remember (attach it to the right table):\n")
     return _Run(
@@ -132,6 +139,7 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
         deadline=deadline,
         context=context,
         messages=[*history, Message(role="user", text=opening)],
+        refusal=refusal,
     )
 
 
@@ -232,6 +240,9 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
         return TurnOutcome("already_finished", turn_id)
     if claim.outcome == "busy":
         return TurnOutcome("busy", turn_id, retry_in_s=claim.retry_in_s)
+    if run.refusal is not None:  # nothing to query: no model turn without tools, but an answer saying so
+        log.info("turn %s: the user may query no database; told them whom to ask", turn_id)
+        return _finish(env, run, "answered", run.refusal, "no database this user may query")
     runner = ToolRunner(tools_for(run.intent, run.context))
     try:
         while run.rounds < env.settings.max_rounds:

@@ -85,6 +85,12 @@ def user(session: Session, platform: str, user_id: str) -> DirectoryUser | None:
     ).first()
 
 
+def group(session: Session, platform: str, group_id: str) -> DirectoryGroup | None:
+    return session.scalars(
+        select(DirectoryGroup).where(DirectoryGroup.platform == platform, DirectoryGroup.group_id == group_id)
+    ).first()
+
+
 def groups_of(session: Session, platform: str, user_id: str) -> list[DirectoryGroup]:
     """Groups the user belongs to, as of the last sync."""
     stmt = (

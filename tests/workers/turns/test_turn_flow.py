@@ -122,16 +122,6 @@ def test_first_input_lists_databases_and_forbidden_ones_by_name(
     assert set(first.exchange.tools) == {"search_tables", "open_table_card", "find_join_path", "list_tables", "run_sql"}
 
 
-def test_a_user_who_may_query_nothing_is_offered_no_tools(
-    turn_world: TurnWorld, fake_anthropic: FakeModelServer
-) -> None:
-    fake_anthropic.script([Say("You have no access to any database.")])
-    turn_id = turn_world.submit("How many orders?", user="U_NONE")
-    turn_world.run(turn_world.environment(fake_anthropic), turn_id)
-    assert fake_anthropic.requests[0].exchange.tools == ()
-    assert "none: this user may not query any database" in fake_anthropic.requests[0].exchange.user_text
-
-
 def test_a_finished_turn_is_not_run_again(turn_world: TurnWorld, fake_anthropic: FakeModelServer) -> None:
     fake_anthropic.script([Say("42")])
     turn_id = turn_world.submit("How many products?")
