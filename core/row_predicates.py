@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 MaskKind = Literal["hide", "null", "redact", "hash"]
 #: From least to most restrictive; a user with several roles gets the least restrictive mask any of them gives.
@@ -30,8 +29,6 @@ _ATTRIBUTE = r"\{\s*user\.([A-Za-z][A-Za-z0-9_]{0,62})\s*\}"
 _TOKENS = re.compile(rf"""'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|(\bIN\s*)?{_ATTRIBUTE}""", re.IGNORECASE)
 _QUOTED = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`""")
 _LEFTOVER = re.compile(r"\{\s*user\b", re.IGNORECASE)
-_BOOLEAN = (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)
-_REFUSED = (exp.Query, exp.Subquery, exp.Star, exp.Placeholder, exp.Parameter, exp.AggFunc, exp.Window)
 MAX_PREDICATE_CHARS = 2000
 
 
@@ -67,6 +64,11 @@ def marker_index(name: str) -> int | None:
 def parse_predicate(text: str, dialect: str | None = None) -> Predicate:
     """Parse a row filter in `dialect` (sqlglot's generic SQL when None); raise PredicateError when it is not a
     boolean expression over the table's own columns."""
+    # sqlglot is imported here, not at the top: loading a configuration without row filters (every command does)
+    # should not pay for it.
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
     if not text.strip():
         raise PredicateError("a row filter must be an SQL condition, e.g. SHIP_CITY = {user.city}")
     if len(text) > MAX_PREDICATE_CHARS:
@@ -101,8 +103,11 @@ def parse_predicate(text: str, dialect: str | None = None) -> Predicate:
 
 
 def _check(expression: exp.Expr, markers: int) -> None:
+    from sqlglot import exp
+
+    refused = (exp.Query, exp.Subquery, exp.Star, exp.Placeholder, exp.Parameter, exp.AggFunc, exp.Window)
     for part in expression.walk():
-        if isinstance(part, _REFUSED):
+        if isinstance(part, refused):
             raise PredicateError(
                 "a row filter may use only the table's own columns, values and {user.NAME} "
                 "(no subqueries, *, parameters, aggregates or window functions)"
@@ -114,7 +119,7 @@ def _check(expression: exp.Expr, markers: int) -> None:
             if part.name.startswith(MARKER_PREFIX) and (index is None or index >= markers):
                 raise PredicateError(f"names starting with {MARKER_PREFIX} are reserved")
     node = expression.unnest() if isinstance(expression, exp.Paren) else expression
-    if not isinstance(node, _BOOLEAN):
+    if not isinstance(node, (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)):
         raise PredicateError("a row filter must be a condition (e.g. COLUMN = value), not a value")
 
 
