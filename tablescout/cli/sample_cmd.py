@@ -11,8 +11,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from catalog import sample_erp, source_url
 from catalog.registration import add_source
 from core.errors import SourceError
+from core.settings import Settings
+from core.store import migrate
+from core.store.database import open_store
 from core.store.repositories import sources as source_repo
 from tablescout.cli.context import console, current_store, settings
+from tablescout.cli.init_cmd import init
 
 app = typer.Typer(help="Generate the sample ERP and billing databases.", no_args_is_help=True)
 
@@ -27,6 +31,8 @@ def build(
     """Write the sample databases as SQLite files (identical on every run)."""
     config = settings()
     target = (directory or config.home / "sample").expanduser().resolve()
+    if register:
+        _prepare_store(config)  # before any file is written: a store that cannot take them stops here
     with console.status("Generating the sample databases…"):
         paths = sample_erp.build_sqlite(target)
     for name, path in paths.items():
@@ -42,6 +48,20 @@ def build(
                 continue
             info = add_source(config, store, name, f"sqlite:///{path}", [])
             console.print(f"Registered source [bold]{name}[/] ({info.engine} {info.version})")
+
+
+def _prepare_store(config: Settings) -> None:
+    """Initialise a store that was never initialised (a fresh home); refuse one that needs migrating."""
+    store = open_store(config)
+    try:
+        fresh = migrate.current_revision(store.engine) is None
+        if not fresh:
+            migrate.require_current(store.engine)
+    finally:
+        store.close()
+    if fresh:
+        console.print("The metadata store is not initialised yet; initialising it first (`tablescout init`).")
+        init()
 
 
 @app.command("load")

@@ -27,6 +27,17 @@ def test_build_and_register(cli: Cli) -> None:
     assert content_digest(f"sqlite:///{erp}", "erp") == first
 
 
+def test_build_and_register_on_a_fresh_home_initialises_first(cli: Cli) -> None:
+    built = cli("sample", "build", "--register")
+    assert built.returncode == 0, built.stderr
+    assert "initialising it first" in built.stdout
+    assert built.stdout.index("Metadata store:") < built.stdout.index("Wrote erp")
+    assert "Registered source erp" in built.stdout
+    sources = {s["name"]: s for s in json.loads(cli("source", "list", "--json").stdout)}
+    assert set(sources) == {"erp", "billing"}
+    assert all(s["registered"] and s["in_config"] for s in sources.values())
+
+
 @pytest.fixture
 def mariadb_database() -> Iterator[str]:
     name = f"ts_cli_{uuid.uuid4().hex[:10]}"
@@ -45,7 +56,7 @@ def test_load_into_mariadb_and_register_it(cli: Cli, mariadb_database: str) -> N
     url = f"mysql://root@127.0.0.1:3306/{mariadb_database}"
     loaded = cli("sample", "load", "billing", url)
     assert loaded.returncode == 0, loaded.stderr
-    added = cli("source", "add", "billing", url)
+    added = cli("source", "add", "billing", url, "--allow-privileged")
     assert added.returncode == 0, added.stderr
     assert "mariadb" in added.stdout
 
