@@ -67,8 +67,8 @@ def _read_only_recipe(engine: str, database: str | None) -> str:
         )
     if engine == "postgresql":
         return (
-            "CREATE ROLE tablescout LOGIN PASSWORD '...'; GRANT pg_read_all_data TO tablescout; "
-            "(PostgreSQL 14 and later; before that, GRANT USAGE and SELECT per schema)"
+            "CREATE ROLE tablescout LOGIN PASSWORD '...'; GRANT USAGE ON SCHEMA public TO tablescout; "
+            "GRANT SELECT ON ALL TABLES IN SCHEMA public TO tablescout;"
         )
     return "an account with SELECT privileges only"
 

@@ -167,7 +167,7 @@ def mariadb_turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.Te
     load_into(url, "erp")
     home = tmp_path_factory.mktemp("turn-home-mariadb")
     installation = new_installation(store_server, home)
-    installation.add("erp", url)
+    installation.add("erp", url, allow_privileged=True)  # root is a superuser
     config = home / "tablescout.yaml"
     config.write_text(config.read_text() + ROLES.replace("      - database: billing\n", ""))
     assert installation.settings.database_url is not None

@@ -23,8 +23,8 @@ class Installation:
     settings: Settings
     store: Store
 
-    def add(self, name: str, url: str) -> None:
-        add_source(self.settings, self.store, name, url, [])
+    def add(self, name: str, url: str, *, allow_privileged: bool = False) -> None:
+        add_source(self.settings, self.store, name, url, [], allow_privileged=allow_privileged)
         self.settings = isolated_settings(
             self.settings.home,
             database_url=self.settings.database_url.get_secret_value(),  # type: ignore[union-attr]

@@ -77,7 +77,7 @@ def analysed(
         url = f"sqlite:///{sample_dir / 'erp.sqlite'}"
     else:
         url = request.getfixturevalue(f"{request.param}_erp")
-    installation.add("erp", url)
+    installation.add("erp", url, allow_privileged=request.param != "sqlite")  # root and postgres are superusers
     report = installation.analyze("erp")
     yield installation, report
     installation.store.close()

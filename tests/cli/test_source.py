@@ -106,7 +106,7 @@ def test_bad_names(initialised: Cli, sqlite_db: Path) -> None:
 @pytest.mark.mariadb
 def test_mariadb_source_with_password_from_environment(initialised: Cli) -> None:
     url = "mysql://root:${TS_TEST_DB_PASSWORD}@127.0.0.1:3306/mysql"
-    result = initialised("source", "add", "m", url, env={"TS_TEST_DB_PASSWORD": ""})
+    result = initialised("source", "add", "m", url, "--allow-privileged", env={"TS_TEST_DB_PASSWORD": ""})
     assert result.returncode == 0, result.stderr
     assert "mariadb 10." in result.stdout
     [row] = listed(initialised)
@@ -117,7 +117,7 @@ def test_mariadb_source_with_password_from_environment(initialised: Cli) -> None
 
 @pytest.mark.postgres
 def test_postgres_source(initialised: Cli) -> None:
-    result = initialised("source", "add", "pg", "postgresql://postgres@127.0.0.1:5432/postgres")
+    result = initialised("source", "add", "pg", "postgresql://postgres@127.0.0.1:5432/postgres", "--allow-privileged")
     assert result.returncode == 0, result.stderr
     [row] = listed(initialised)
     assert row["engine"] == "postgresql"

@@ -137,7 +137,7 @@ def leak_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFa
     }
     databases = {engine: f"canary_{engine}" for engine in ENGINES}
     for engine in ENGINES:
-        installation.add(databases[engine], urls[engine])
+        installation.add(databases[engine], urls[engine], allow_privileged=engine != "sqlite")
     config = home / "tablescout.yaml"
     config.write_text(config.read_text() + ROLES)
     assert installation.settings.database_url is not None
