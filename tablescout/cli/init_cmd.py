@@ -31,6 +31,11 @@ def init() -> None:
         change = "created" if before is None else "up to date" if before == after else f"migrated from {before}"
         console.print(f"Metadata store: {where} ({change}, revision {after})")
         console.print(f"Configuration: {config.config_path}" + (" (created)" if created else ""))
+        if not config.file.roles:
+            console.print(
+                "No roles yet: chat users may query nothing until you write roles (and groups or a default_role) "
+                f"into {config.config_path}; the file's comments show how."
+            )
         failed = False
         for name, error in register_configured(config, store):
             if error is None:

@@ -18,6 +18,7 @@ def test_init_creates_embedded_store_and_starter_config(home: Path) -> None:
     config = home / "tablescout.yaml"
     assert config.exists()
     assert config.stat().st_mode & 0o077 == 0, "the config may hold secrets: owner-only"
+    assert "No roles yet: chat users may query nothing until you write roles" in first.stdout
     again = run_cli(home, "init")
     assert again.returncode == 0, again.stderr
     assert "up to date" in again.stdout
@@ -29,6 +30,7 @@ def test_init_keeps_an_existing_config(home: Path) -> None:
     result = run_cli(home, "init")
     assert result.returncode == 0, result.stderr
     assert config.read_text().startswith("# mine")
+    assert "No roles yet" not in result.stdout
 
 
 def test_commands_before_init_say_so(home: Path) -> None:
