@@ -57,8 +57,15 @@ def tables_read(statement: exp.Expr, dialect: str) -> list[TableName]:
     and the permission check runs. Raises TableNameError for a name of more than three parts.
     """
     found: dict[TableName, None] = {}
-    _collect(statement, frozenset(), dialect, found)
+    _collect(statement, frozenset(), dialect, found, [])
     return list(found)
+
+
+def table_nodes(statement: exp.Expr, dialect: str) -> list[exp.Table]:
+    """The table references of `statement` that `tables_read` takes for real tables (not CTEs), in order."""
+    nodes: list[exp.Table] = []
+    _collect(statement, frozenset(), dialect, {}, nodes)
+    return nodes
 
 
 def _cte_key(identifier: exp.Identifier | str, quoted: bool, dialect: str) -> str:
@@ -77,7 +84,9 @@ def _with_clause(node: exp.Expr) -> exp.With | None:
     return found if isinstance(found, exp.With) else None
 
 
-def _collect(node: exp.Expr, visible: frozenset[str], dialect: str, found: dict[TableName, None]) -> None:
+def _collect(
+    node: exp.Expr, visible: frozenset[str], dialect: str, found: dict[TableName, None], nodes: list[exp.Table]
+) -> None:
     with_ = _with_clause(node)
     if with_ is not None:
         scope = set(visible)
@@ -91,26 +100,32 @@ def _collect(node: exp.Expr, visible: frozenset[str], dialect: str, found: dict[
             )
             own = frozenset(scope | {key}) if with_.args.get("recursive") and key is not None else frozenset(scope)
             if isinstance(cte.this, exp.Expr):
-                _collect(cte.this, own, dialect, found)
+                _collect(cte.this, own, dialect, found, nodes)
             if key is not None:
                 scope.add(key)
         inner = frozenset(scope)
         for child in node.iter_expressions():
             if child is not with_:
-                _collect(child, inner, dialect, found)
+                _collect(child, inner, dialect, found, nodes)
         return
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
         name = _table_name(node)
         if not (name.schema is None and name.catalog is None and _cte_key(name.name, name.quoted, dialect) in visible):
             found.setdefault(name, None)
+            nodes.append(node)
         for child in node.iter_expressions():
             if child.arg_key not in ("this", "db", "catalog"):
-                _collect(child, visible, dialect, found)
+                _collect(child, visible, dialect, found, nodes)
         return
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Dot):
         raise TableNameError(f"table names have at most three parts: {node.sql(dialect=dialect)}")
     for child in node.iter_expressions():
-        _collect(child, visible, dialect, found)
+        _collect(child, visible, dialect, found, nodes)
+
+
+def table_name(node: exp.Table) -> TableName:
+    """The name of a table reference, as written."""
+    return _table_name(node)
 
 
 def _table_name(node: exp.Table) -> TableName:

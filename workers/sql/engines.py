@@ -24,6 +24,7 @@ from catalog import source_url
 from core.errors import SourceError
 from core.settings import Settings
 from core.store.models import Source
+from workers.sql.column_masks import SQLITE_HASH_FUNCTION, sqlite_mask_hash
 from workers.sql.limits import SQLITE_MAX_LENGTH
 
 CONNECT_TIMEOUT_S = 5
@@ -110,6 +111,7 @@ def _sqlite_engine(url: URL) -> Engine:
         conn.execute("PRAGMA trusted_schema = OFF")
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no ATTACH: the file opened is the only database
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_LENGTH)  # no huge string, blob or row is ever built
+        conn.create_function(SQLITE_HASH_FUNCTION, 1, sqlite_mask_hash, deterministic=True)  # `hash` column masks
         return conn
 
     return create_engine(URL.create("sqlite", database=str(path)), creator=connect)

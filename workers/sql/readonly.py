@@ -24,7 +24,7 @@ import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -77,22 +77,28 @@ class Fetched:
     cut_values: int = 0  # values cut to MAX_CELL_CHARS (characters, or bytes for binary values)
 
 
-def execute_read_only(engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool = False) -> Fetched:
+def execute_read_only(
+    engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool = False, params: Mapping[str, Any] | None = None
+) -> Fetched:
     """Run `sql` as one statement in a read-only transaction on `engine` (an engine from `workers.sql.engines`).
 
     `catalog`: the user's role grants reads of the system catalog (SQLite's schema table and table-valued pragmas;
     the server engines' catalogs are readable by the account anyway). Raises ExecutionRefused for text that is not
     one plain query, ExecutionTimeout past `limits.timeout_s` and ExecutionError for anything else the database
     reports. A SQLite connection goes back to the pool rolled back; a server connection is always discarded.
+    `params`: values bound to the placeholders in `sql`, written in the driver's style (`:name` on SQLite,
+    `%(name)s` on the server engines, where a literal `%` is then written `%%`).
     """
     try:
         sql = check_plain_read(sql, family_of(engine))
     except NotPlainRead as exc:
         raise ExecutionRefused(f"refused: {exc}") from exc
-    return run_read_only(engine, sql, limits, catalog=catalog)
+    return run_read_only(engine, sql, limits, catalog=catalog, params=params)
 
 
-def run_read_only(engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool = False) -> Fetched:
+def run_read_only(
+    engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool = False, params: Mapping[str, Any] | None = None
+) -> Fetched:
     """The engine's own part of `execute_read_only`, without the text check: whatever `sql` is, the session is
     read-only, limited in time and space, and discarded afterwards (tests call it with writes to prove that)."""
     family = family_of(engine)
@@ -105,7 +111,7 @@ def run_read_only(engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool 
         raise ExecutionError(f"cannot connect to the database: {driver_message(exc, _password(engine))}") from exc
     keep = False
     try:
-        fetched, keep = run(engine, raw, sql, _Run(limits, catalog))
+        fetched, keep = run(engine, raw, sql, _Run(limits, catalog, dict(params) if params is not None else None))
         return fetched
     except ExecutionError as exc:
         keep = exc.reusable
@@ -121,6 +127,7 @@ def run_read_only(engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool 
 class _Run:
     limits: SqlLimits
     catalog: bool
+    params: dict[str, Any] | None = None
 
 
 # --- fetching --------------------------------------------------------------------------------------------------
@@ -239,7 +246,7 @@ def _run_postgres(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Ru
             setup.execute("SAVEPOINT ts_describe")
             try:
                 with watchdog:
-                    setup.execute(describe_sql(sql))
+                    setup.execute(describe_sql(sql), run.params)
                 capped = capped_postgres(sql, [(d.name, int(d.type_code)) for d in setup.description or ()])
             except psycopg.errors.SyntaxError:
                 # Not a query that can be read from (and so not a read): it runs as it is, and the read-only
@@ -247,7 +254,7 @@ def _run_postgres(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Ru
                 setup.execute("ROLLBACK TO SAVEPOINT ts_describe")
         cursor = conn.cursor()
         with _Watchdog(limits.timeout_s, conn.cancel_safe) as watchdog:
-            stream = cast(Generator[Any, None, None], cursor.stream(capped))
+            stream = cast(Generator[Any, None, None], cursor.stream(capped, run.params))
             try:
                 for row in stream:
                     if not columns and cursor.description:
@@ -303,7 +310,7 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
             capped = sql
             try:
                 with watchdog:
-                    setup.execute(describe_sql(sql))
+                    setup.execute(describe_sql(sql), run.params)
                 capped = capped_mysql(sql, [(str(d[0]), int(d[1])) for d in setup.description or ()])
             except pymysql.Error as exc:
                 # Duplicate column names cannot go through a derived table (such a row stays within the server's
@@ -314,7 +321,7 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
         cursor = SSCursor(conn)
         try:
             with _Watchdog(limits.timeout_s, kill) as watchdog:
-                cursor.execute(capped)
+                cursor.execute(capped, run.params)
                 columns = [str(d[0]) for d in cursor.description or ()]
                 finished = _drain(iter(cursor.fetchone, None), budget)
         finally:
@@ -361,14 +368,14 @@ def _run_sqlite(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run)
             conn.set_authorizer(read_only_authorizer(catalog=run.catalog))
             capped = sql
             try:
-                cursor.execute(describe_sql(sql))
+                cursor.execute(describe_sql(sql), run.params or ())
                 capped = capped_sqlite(sql, [str(d[0]) for d in cursor.description or ()])
             except sqlite3.OperationalError as exc:
                 # What does not parse inside a subquery is not a read: it runs as it is, and the authorizer and
                 # query_only answer for it.
                 if "syntax error" not in str(exc):
                     raise
-            cursor.execute(capped)
+            cursor.execute(capped, run.params or ())
             conn.set_authorizer(None)  # consulted while statements are prepared; rows are read without it
             columns = [str(d[0]) for d in cursor.description or ()]
             _drain(iter(cursor.fetchone, None), budget)

@@ -1,8 +1,9 @@
 """`run_sql`: the model's SQL on one source database, through every layer of SPEC §7, with an audit row per call.
 
 Order: the database must exist and be one the principal may query; the guard parses the SQL in the source's dialect;
-every table it reads (through CTEs, subqueries and views) must be allowed; the executor runs it read-only under a
-timeout and fetches a bounded result. Whatever happens comes back as an `SqlOutcome` whose `error` tells the model
+every table it reads (through CTEs, subqueries and views) must be allowed; the user's row filters and column masks
+are written into it (`workers.sql.row_filters`); the executor runs it read-only under a timeout and fetches a
+bounded result. Whatever happens comes back as an `SqlOutcome` whose `error` tells the model
 what to change; nothing here raises for bad SQL, denied tables, database errors or timeouts.
 """
 
@@ -26,6 +27,7 @@ from workers.sql.engines import engine_for
 from workers.sql.guard import SqlRefused, check_query, dialect_for, is_system_table
 from workers.sql.limits import SqlLimits
 from workers.sql.readonly import ExecutionError, ExecutionRefused, ExecutionTimeout, execute_read_only
+from workers.sql.row_filters import PolicyRefused, apply_data_policies
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,8 @@ class SqlOutcome:
     values_cut: int = 0  # values cut to MAX_CELL_CHARS before they reached the worker
     error: str | None = None  # for the model: what was wrong; never rows or names the user may not see
     duration_ms: float = 0.0
+    sql_run: str | None = None  # the statement as rewritten for row filters and masks, when it was
+    policies: str | None = None  # which row filters and masks applied, for the user and the audit
 
 
 #: PEP 249's names for "the database, not the statement, failed" (every driver defines both; SQLAlchemy wraps them
@@ -116,6 +120,8 @@ def run_sql(
             truncated=outcome.truncated,
             duration_ms=outcome.duration_ms,
             error=outcome.error,
+            sql_run=outcome.sql_run,
+            policies=outcome.policies,
         )
     )
     session.flush()
@@ -160,8 +166,22 @@ def _run(
         raise _Stop("denied", str(exc)) from exc
     except AccessRefused as exc:
         raise _Stop("refused", str(exc)) from exc
+    if catalog and principal.has_data_policies(source.name) and len(tables) < len(checked.tables):
+        raise _Stop(
+            "refused",
+            "refused: system catalogs cannot be queried where row filters or column masks apply to you (their "
+            "statistics hold column values); search the catalog with tools",
+        )
     try:
-        fetched = execute_read_only(engine, sql, limits, catalog=catalog)
+        policed = apply_data_policies(engine, principal, source.name, checked)
+    except PolicyRefused as exc:
+        raise _Stop("refused", str(exc)) from exc
+    params = None
+    if policed is not None:
+        sql, params = policed.sql, policed.params
+        outcome.sql_run, outcome.policies = policed.sql, policed.note() or None
+    try:
+        fetched = execute_read_only(engine, sql, limits, catalog=catalog, params=params)
     except ExecutionTimeout as exc:
         raise _Stop(
             "timeout",

@@ -110,4 +110,8 @@ class ExecutedSql(Base):
     truncated: Mapped[bool] = mapped_column(default=False)
     duration_ms: Mapped[float | None]
     error: Mapped[str | None] = mapped_column(Text)
+    #: The statement as rewritten for the user's row filters and column masks (placeholders for bound values), and
+    #: which filters and masks applied; both NULL when none did.
+    sql_run: Mapped[str | None] = mapped_column(Text)
+    policies: Mapped[str | None] = mapped_column(Text)
     executed_at: Mapped[datetime] = created_at_column()

@@ -187,3 +187,35 @@ def postgres_sql_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sq
 def sql_source(request: pytest.FixtureRequest) -> SqlSource:
     found: SqlSource = request.getfixturevalue(f"{request.param}_sql_source")
     return found
+
+
+def scratch_source(tmp_path_factory: pytest.TempPathFactory, kind: str, name: str) -> Iterator[SqlSource]:
+    """A private copy of the sample ERP (with the views above) on engine `kind`, for tests that change its rows."""
+    if kind == "sqlite":
+        directory = tmp_path_factory.mktemp(f"{name}_sqlite")
+        url = URL.create("sqlite", database=str(build_sqlite(directory)["erp"]))
+        admin = create_engine(url)
+        _create_views(admin, "sqlite")
+        try:
+            yield SqlSource(
+                "sqlite", name, "sqlite", url, admin, _settings(directory / "home", name, url), "main", "", "", ""
+            )
+        finally:
+            admin.dispose()
+        return
+    if kind == "mariadb":
+        server, create, drop = (
+            MARIADB_SERVER,
+            "CREATE DATABASE `{name}` CHARACTER SET utf8mb4",
+            "DROP DATABASE IF EXISTS `{name}`",
+        )
+    else:
+        server, create, drop = (
+            POSTGRES_SERVER,
+            'CREATE DATABASE "{name}"',
+            'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
+        )
+    for url, admin, database, home in _server_source(tmp_path_factory, kind, server, create, drop):
+        engine_name = "mariadb" if kind == "mariadb" else "postgresql"
+        schema = database if kind == "mariadb" else "public"
+        yield SqlSource(kind, name, engine_name, url, admin, _settings(home, name, url), schema, "", "", "")

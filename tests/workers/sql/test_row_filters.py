@@ -1,0 +1,288 @@
+"""Row filters and column masks on SQLite, MariaDB and PostgreSQL: a canary order outside the user's city and a
+canary customer whose phone, e-mail and name are masked must never come back, however the query reads them.
+
+The user has role `busan`: ORD_MST rows with SHIP_CITY = {user.city} (Busan), CUST_MST.TEL_NO hidden, EMAIL redacted,
+CUST_NM hashed. Every query in `BYPASS_ATTEMPTS` (and the hypothesis corpus in test_row_filter_corpus.py) is run
+through `run_sql`, and no returned cell may be a canary value or a masked column's real value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from core.config_file import Grant
+from core.permissions import Principal, RoleGrants
+from core.store.models import ExecutedSql
+from tests.workers.sql.conftest import ENGINES, SqlSource, scratch_source
+from workers.sql import SqlOutcome, run_sql
+
+CANARY_ORDER = "O-CANARY-0001"
+CANARY_CITY = "Canaryville"
+CANARY_AMOUNT = 987654321
+CANARY_CUSTOMER = "C-CANARY"
+CANARY_NAME = "Canary Secret Trading"
+CANARY_TEL = "010-9999-CANARY"
+CANARY_EMAIL = "canary@secret.example"
+
+BUSAN = RoleGrants(
+    "busan",
+    (
+        Grant(
+            database="*",
+            deny=["EMP_MST"],
+            row_filters={"ORD_MST": "SHIP_CITY = {user.city}"},
+            column_masks={"CUST_MST.TEL_NO": "hide", "CUST_MST.EMAIL": "redact", "CUST_MST.CUST_NM": "hash"},
+        ),
+    ),
+)
+SEOUL = RoleGrants("seoul", (Grant(database="*", allow=["ORD_MST"], row_filters={"ORD_MST": "SHIP_CITY = 'Seoul'"}),))
+CITIES = RoleGrants(
+    "cities", (Grant(database="*", allow=["ORD_MST"], row_filters={"ORD_MST": "SHIP_CITY IN {user.cities}"}),)
+)
+EVERYTHING = RoleGrants("everything", (Grant(database="*", allow=["ORD_MST"]),))
+
+
+def user(*roles: RoleGrants, **attributes: str | tuple[str, ...]) -> Principal:
+    return Principal(platform="slack", user_id="U_BUSAN", roles=roles, attributes=attributes)
+
+
+BUSAN_USER = user(BUSAN, city="Busan")
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def policed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlSource]:
+    """A private sample ERP with the canary order and customer added."""
+    for source in scratch_source(tmp_path_factory, request.param, f"rf_{request.param}"):
+        q = quoter(source)
+        with source.admin.begin() as conn:
+            conn.execute(
+                text(
+                    f"INSERT INTO {q('ORD_MST')} ({q('ORD_NO')}, {q('ORD_DT')}, {q('CUST_ID')}, {q('STATUS_CODE')}, "
+                    f"{q('TOT_AMT')}, {q('SHIP_CITY')}) VALUES (:o, :d, 'C000001', '40', :a, :c)"
+                ),
+                {"o": CANARY_ORDER, "d": "2024-01-05", "a": CANARY_AMOUNT, "c": CANARY_CITY},
+            )
+            conn.execute(
+                text(
+                    f"INSERT INTO {q('CUST_MST')} ({q('CUST_ID')}, {q('CUST_NM')}, {q('TEL_NO')}, {q('EMAIL')}, "
+                    f"{q('REG_DT')}, {q('USE_YN')}, {q('CITY_NM')}) VALUES (:i, :n, :t, :e, :d, 'Y', 'Busan')"
+                ),
+                {"i": CANARY_CUSTOMER, "n": CANARY_NAME, "t": CANARY_TEL, "e": CANARY_EMAIL, "d": "2024-01-02"},
+            )
+        yield source
+
+
+def quoter(source: SqlSource) -> Any:
+    return source.admin.dialect.identifier_preparer.quote_identifier
+
+
+def q(source: SqlSource, name: str) -> str:
+    """`name` as the model would write it for the sample's upper-case names (PostgreSQL needs quotes)."""
+    return f'"{name}"' if source.kind == "postgres" else name
+
+
+def run(session: Session, source: SqlSource, sql: str, principal: Principal = BUSAN_USER) -> SqlOutcome:
+    source.register(session)
+    return run_sql(session, source.settings, principal, source.name, sql)
+
+
+def scalar(source: SqlSource, sql: str) -> Any:
+    with source.admin.connect() as conn:
+        return conn.execute(text(sql)).scalar_one()
+
+
+def secrets_of(source: SqlSource) -> set[str]:
+    """Every value the busan user must never read: the canaries and the real values of the masked columns."""
+    found = {CANARY_ORDER, CANARY_CITY, CANARY_TEL, CANARY_EMAIL, CANARY_NAME}
+    with source.admin.connect() as conn:
+        cust = quoter(source)("CUST_MST")
+        for column in ("TEL_NO", "EMAIL", "CUST_NM"):
+            rows = conn.execute(text(f"SELECT {quoter(source)(column)} FROM {cust}"))
+            found |= {str(v) for (v,) in rows if v is not None}
+    return found
+
+
+def leaks(outcome: SqlOutcome, secret: set[str]) -> list[Any]:
+    """Cells of the result that are (or contain) a secret value, or the canary amount."""
+    return [cell for row in outcome.rows for cell in row if cell is not None and _secret(cell, secret)]
+
+
+def _secret(cell: Any, secret: set[str]) -> bool:
+    if isinstance(cell, int | float | Decimal) and float(cell) >= CANARY_AMOUNT:
+        return True
+    return str(cell) in secret or any(s in str(cell) for s in (CANARY_ORDER, CANARY_TEL, CANARY_EMAIL))
+
+
+def bypass_attempts(source: SqlSource) -> list[str]:
+    """Queries that try to read the canary order or a masked value; each must return neither."""
+    o, c, d = q(source, "ORD_MST"), q(source, "CUST_MST"), q(source, "ORD_DTL_H")
+    no, amt, city, cust = q(source, "ORD_NO"), q(source, "TOT_AMT"), q(source, "SHIP_CITY"), q(source, "CUST_ID")
+    nm, email, tel = q(source, "CUST_NM"), q(source, "EMAIL"), q(source, "TEL_NO")
+    quote = quoter(source)
+    attempts = [
+        f"SELECT * FROM {o}",
+        f"SELECT {no}, {amt} FROM {o} ORDER BY {amt} DESC LIMIT 1",
+        f"SELECT max({amt}), sum({amt}), count(*) FROM {o}",
+        f"SELECT x.{no} FROM {o} AS x WHERE x.{no} = '{CANARY_ORDER}'",
+        f"SELECT * FROM {o} WHERE {city} <> 'Busan' OR 1 = 1",
+        f"SELECT * FROM (SELECT * FROM {o}) AS s ORDER BY {amt} DESC LIMIT 3",
+        f"WITH t AS (SELECT * FROM {o}) SELECT {no}, {amt} FROM t ORDER BY {amt} DESC LIMIT 1",
+        f"WITH {o} AS (SELECT * FROM {o}) SELECT max({amt}) FROM {o}",
+        f"SELECT {no} FROM {o} UNION ALL SELECT {no} FROM {d} ORDER BY 1 LIMIT 5",
+        f"SELECT {city}, count(*) FROM {o} GROUP BY {city}",
+        f"SELECT {no}, rank() OVER (ORDER BY {amt} DESC) FROM {o} ORDER BY 2 LIMIT 1",
+        f"SELECT sum({amt}) OVER () FROM {o} LIMIT 1",
+        f"SELECT (SELECT max({amt}) FROM {o}) FROM {c} LIMIT 1",
+        f"SELECT {nm} FROM {c} WHERE EXISTS (SELECT 1 FROM {o} WHERE {o}.{cust} = {c}.{cust} AND {amt} > 900000000)",
+        f"SELECT c.{nm}, c.{email}, o.{amt} FROM {o} o JOIN {c} c ON c.{cust} = o.{cust} ORDER BY o.{amt} DESC LIMIT 1",
+        f"SELECT {quote('ORD_NO')} FROM {quote(source.schema)}.{quote('ORD_MST')} ORDER BY {amt} DESC LIMIT 1",
+        f"SELECT * FROM {c} WHERE {cust} = '{CANARY_CUSTOMER}'",
+        f"SELECT {email}, count(*) FROM {c} GROUP BY {email}",
+        f"SELECT {email} FROM {c} ORDER BY {email} DESC LIMIT 1",
+        f"SELECT {nm} FROM {c} ORDER BY {nm} LIMIT 1",
+        f"SELECT count(*) FROM {c} WHERE {email} LIKE 'canary%'",
+        f"SELECT max({email}), min({nm}) FROM {c}",
+        f"WITH x AS (SELECT {email} AS e FROM {c}) SELECT e FROM x WHERE e LIKE '%@%'",
+        f"SELECT {tel} FROM {c}",
+        f"SELECT max({tel}) FROM {c}",
+        f"SELECT {quote('V_ORDERS')}.* FROM {quote('V_ORDERS')}",
+        f"SELECT count(*) FROM {o} a, {o} b WHERE a.{no} = b.{no} AND a.{amt} > 900000000",
+        f"SELECT {no} FROM {o} WHERE {no} IN (SELECT {no} FROM {o} WHERE {amt} > 900000000)",
+    ]
+    if source.kind == "postgres":
+        attempts += [
+            f'SELECT l."ORD_NO" FROM {c} c, LATERAL (SELECT * FROM {o} x WHERE x.{cust} = c.{cust}) l '
+            f"ORDER BY l.{amt} DESC LIMIT 1",
+            f"SELECT {o} FROM {o} ORDER BY {amt} DESC LIMIT 1",
+            f"SELECT row_to_json(c) FROM {c} c LIMIT 3",
+            f"SELECT string_agg({email}, ',') FROM {c}",
+        ]
+    else:
+        attempts += [
+            "SELECT ord_no FROM ord_mst ORDER BY tot_amt DESC LIMIT 1",
+            f"SELECT group_concat({email}) FROM {c}",
+        ]
+    return attempts
+
+
+def test_no_bypass_attempt_returns_a_canary_row_or_a_masked_value(session: Session, policed: SqlSource) -> None:
+    secret = secrets_of(policed)
+    attempts = bypass_attempts(policed)
+    outcomes = [(sql, run(session, policed, sql)) for sql in attempts]
+    for sql, outcome in outcomes:
+        assert leaks(outcome, secret) == [], sql
+    ok = [sql for sql, outcome in outcomes if outcome.status == "ok"]
+    print(f"{policed.kind}: {len(attempts)} bypass attempts, {len(ok)} ran, none leaked")
+    for sql, outcome in outcomes:
+        if outcome.status != "ok":
+            print("  not run:", sql, "->", outcome.error)
+    assert len(ok) >= len(attempts) - 4, [(s, o.error) for s, o in outcomes if o.status != "ok"]
+
+
+def test_counts_sums_and_joins_see_only_the_users_rows(session: Session, policed: SqlSource) -> None:
+    o, c, city, amt = q(policed, "ORD_MST"), q(policed, "CUST_MST"), q(policed, "SHIP_CITY"), q(policed, "TOT_AMT")
+    qo, qcity, qamt = quoter(policed)("ORD_MST"), quoter(policed)("SHIP_CITY"), quoter(policed)("TOT_AMT")
+    busan_count = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {qcity} = 'Busan'")
+    busan_sum = scalar(policed, f"SELECT sum({qamt}) FROM {qo} WHERE {qcity} = 'Busan'")
+    assert 0 < busan_count < scalar(policed, f"SELECT count(*) FROM {qo}")
+    outcome = run(session, policed, f"SELECT count(*), sum({amt}) FROM {o}")
+    assert outcome.status == "ok", outcome.error
+    assert [tuple(int(v) for v in outcome.rows[0])] == [(busan_count, int(busan_sum))]
+    cust = q(policed, "CUST_ID")
+    joined = run(session, policed, f"SELECT count(*) FROM {o} o JOIN {c} c ON c.{cust} = o.{cust}")
+    assert int(joined.rows[0][0]) == busan_count
+    cities = run(session, policed, f"SELECT DISTINCT {city} FROM {o}")
+    assert cities.rows == [("Busan",)]
+
+
+def test_a_hidden_column_is_an_unknown_column_and_star_leaves_it_out(session: Session, policed: SqlSource) -> None:
+    c = q(policed, "CUST_MST")
+    star = run(session, policed, f"SELECT * FROM {c} LIMIT 1")
+    assert star.status == "ok", star.error
+    assert "TEL_NO" not in star.columns
+    assert "EMAIL" in star.columns
+    hidden = run(session, policed, f"SELECT {q(policed, 'TEL_NO')} FROM {c}")
+    unknown = run(session, policed, f"SELECT {q(policed, 'FAX_NO')} FROM {c}")
+    assert hidden.status == unknown.status == "error"
+    assert hidden.error is not None
+    assert unknown.error is not None
+    assert hidden.error.replace("TEL_NO", "X") == unknown.error.replace("FAX_NO", "X")
+    assert "ts_r" not in hidden.error
+
+
+def test_masked_values_stay_countable(session: Session, policed: SqlSource) -> None:
+    c, email, nm = q(policed, "CUST_MST"), q(policed, "EMAIL"), q(policed, "CUST_NM")
+    qc, qe, qn = quoter(policed)("CUST_MST"), quoter(policed)("EMAIL"), quoter(policed)("CUST_NM")
+    outcome = run(session, policed, f"SELECT count(*), count({email}), count(DISTINCT {nm}) FROM {c}")
+    assert outcome.status == "ok", outcome.error
+    expected = (
+        scalar(policed, f"SELECT count(*) FROM {qc}"),
+        scalar(policed, f"SELECT count({qe}) FROM {qc}"),
+        scalar(policed, f"SELECT count(DISTINCT {qn}) FROM {qc}"),
+    )
+    assert tuple(int(v) for v in outcome.rows[0]) == expected
+    values = run(session, policed, f"SELECT {email}, {nm} FROM {c} WHERE {q(policed, 'CUST_ID')} = '{CANARY_CUSTOMER}'")
+    assert values.rows == [("***", hashlib.md5(CANARY_NAME.encode(), usedforsecurity=False).hexdigest())]
+
+
+def test_a_view_over_a_filtered_table_is_refused(session: Session, policed: SqlSource) -> None:
+    outcome = run(session, policed, f"SELECT * FROM {q(policed, 'V_ORDERS')}")
+    assert outcome.status == "refused"
+    assert outcome.error is not None
+    assert "filtered or masked for you" in outcome.error
+    assert outcome.rows == []
+
+
+def test_two_roles_see_the_union_of_their_rows(session: Session, policed: SqlSource) -> None:
+    qo, qcity = quoter(policed)("ORD_MST"), quoter(policed)("SHIP_CITY")
+    both = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {qcity} IN ('Busan', 'Seoul')")
+    sql = f"SELECT count(*) FROM {q(policed, 'ORD_MST')}"
+    assert int(run(session, policed, sql, user(BUSAN, SEOUL, city="Busan")).rows[0][0]) == both
+    assert int(run(session, policed, sql, user(CITIES, cities=("Busan", "Seoul"))).rows[0][0]) == both
+    everything = scalar(policed, f"SELECT count(*) FROM {qo}")
+    assert int(run(session, policed, sql, user(BUSAN, EVERYTHING, city="Busan")).rows[0][0]) == everything
+
+
+def test_a_missing_attribute_matches_no_row(session: Session, policed: SqlSource) -> None:
+    sql = f"SELECT count(*) FROM {q(policed, 'ORD_MST')}"
+    assert int(run(session, policed, sql, user(BUSAN)).rows[0][0]) == 0
+    assert int(run(session, policed, sql, user(BUSAN, city="")).rows[0][0]) == 0
+    assert int(run(session, policed, sql, user(CITIES, cities=())).rows[0][0]) == 0
+    seoul = quoter(policed)("SHIP_CITY")
+    only_seoul = scalar(policed, f"SELECT count(*) FROM {quoter(policed)('ORD_MST')} WHERE {seoul} = 'Seoul'")
+    assert int(run(session, policed, sql, user(BUSAN, SEOUL)).rows[0][0]) == only_seoul
+
+
+def test_an_attribute_is_bound_never_pasted(session: Session, policed: SqlSource) -> None:
+    sql = f"SELECT count(*) FROM {q(policed, 'ORD_MST')}"
+    injected = user(BUSAN, city="Busan' OR '1' = '1")
+    outcome = run(session, policed, sql, injected)
+    assert outcome.status == "ok", outcome.error
+    assert int(outcome.rows[0][0]) == 0
+    assert outcome.sql_run is not None
+    assert "Busan" not in outcome.sql_run
+    percent = run(
+        session, policed, f"SELECT count(*) FROM {q(policed, 'ORD_MST')} WHERE {q(policed, 'ORD_NO')} LIKE 'O%'"
+    )
+    assert percent.status == "ok", percent.error
+
+
+def test_the_audit_keeps_the_models_sql_the_sql_run_and_what_applied(session: Session, policed: SqlSource) -> None:
+    sql = f"SELECT count(*) FROM {q(policed, 'ORD_MST')}"
+    outcome = run(session, policed, sql)
+    row = session.scalars(select(ExecutedSql).order_by(ExecutedSql.id.desc()).limit(1)).one()
+    assert row.sql == sql
+    assert row.sql_run == outcome.sql_run
+    assert row.sql_run is not None
+    assert "ts_r" in row.sql_run
+    assert row.policies == "rows of ORD_MST filtered (SHIP_CITY = {user.city})"
+    plain = run(session, policed, f"SELECT count(*) FROM {q(policed, 'PRD_MST')}")
+    assert plain.sql_run is None
+    assert plain.policies is None

@@ -1,0 +1,301 @@
+"""Row filters and column masks enforced in the statement that runs (SPEC §6, §7): a deterministic rewrite.
+
+Every reference to a table (or view) that has a row filter or a masked column for the asking user, wherever it
+stands (FROM, joins, subqueries, CTE bodies, set operations, lateral and correlated subqueries), is replaced by
+`(SELECT <columns> FROM schema.table AS ts_r WHERE <filter>) AS <the alias or name the query used>`, so the rest of
+the query reads only the rows the user may see and the masked values (`workers.sql.column_masks`). The inner read
+is schema-qualified (no CTE can stand in for it), its filter's columns are qualified with `ts_r` (a missing column
+fails instead of binding to an outer query), and `{user.ATTR}` values are bound parameters. A missing attribute makes
+the predicate that uses it match nothing. A view that reads a filtered or masked table is refused: what it would
+return cannot be filtered from the outside. The rewritten text is parsed again and must read exactly the tables it
+was built to read.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from collections import Counter
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy.exc import NoSuchTableError, SQLAlchemyError
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from catalog.sql_tables import TableName, table_name, table_nodes
+from catalog.view_reads import NameRefused, Resolved, resolve
+from core.data_policy import RowFilter
+from core.permissions import Principal
+from core.row_predicates import MaskKind, PredicateError, marker_index, parse_predicate
+from workers.sql.column_masks import masked_value
+from workers.sql.engines import family_of
+from workers.sql.guard import CheckedQuery
+
+log = logging.getLogger(__name__)
+
+INNER_ALIAS = "ts_r"
+_KEPT_TABLE_ARGS = frozenset({"this", "db", "catalog", "alias"})
+_DEFAULT_SCHEMA = {"postgresql": "SELECT current_schema()", "mysql": "SELECT DATABASE()"}
+
+
+class PolicyRefused(Exception):
+    """The query cannot be run with the user's row filters and masks; `str(exc)` is safe to show."""
+
+
+@dataclass
+class PolicedQuery:
+    """The statement to run for a user with row filters or masks: text in the driver's parameter style when
+    `params` is not None, and what was applied, for the user and the audit."""
+
+    sql: str
+    params: dict[str, str] | None
+    applied: list[str] = field(default_factory=list)
+
+    def note(self) -> str:
+        return "; ".join(self.applied)
+
+
+@dataclass
+class _Table:
+    resolved: Resolved
+    schema: str  # the schema as the engine names it (the default schema's real name)
+    columns: list[str]
+    row_filter: RowFilter | None
+    masks: dict[str, MaskKind]
+
+
+def apply_data_policies(
+    engine: Engine, principal: Principal, database: str, checked: CheckedQuery
+) -> PolicedQuery | None:
+    """The statement rewritten for `principal`'s row filters and masks on `database`, or None when none applies."""
+    if not principal.has_data_policies(database):
+        return None
+    try:
+        with engine.connect() as conn:
+            rewrite = _Rewrite(conn, family_of(engine), principal, database, checked)
+            result = rewrite.run()
+            conn.rollback()
+    except NameRefused as exc:
+        raise PolicyRefused(str(exc)) from exc
+    except SQLAlchemyError as exc:
+        log.warning("row filters: cannot read the tables of %s: %s", database, exc)
+        raise PolicyRefused("refused: the row filters that apply to you could not be checked; try again") from exc
+    return result
+
+
+class _Rewrite:
+    def __init__(self, conn: Connection, family: str, principal: Principal, database: str, checked: CheckedQuery):
+        self.conn, self.family, self.principal, self.database = conn, family, principal, database
+        self.dialect = checked.dialect
+        self.checked = checked
+        self.token = f"tsp{secrets.token_hex(4)}"
+        self.params: dict[str, str] = {}
+        self.applied: list[str] = []
+        self.tables: dict[TableName, _Table | None] = {}
+        self.expected: Counter[tuple[str, str | None]] = Counter()
+        self._default_schema: str | None = None
+
+    def run(self) -> PolicedQuery | None:
+        statement = self.checked.statement.copy()
+        changed = False
+        for node in table_nodes(statement, self.dialect):
+            policed = self._policed(table_name(node))
+            if policed is None:
+                self.expected[_key(table_name(node))] += 1
+                continue
+            node.replace(self._subquery(node, policed))
+            self.expected[(policed.resolved.name.casefold(), policed.schema.casefold())] += 1
+            changed = True
+        if not changed:
+            return None
+        sql = statement.sql(dialect=self.dialect, comments=False)
+        self._verify(sql)
+        return PolicedQuery(*self._bind(sql), applied=self.applied)
+
+    # --- which tables, and what applies ---------------------------------------------------------------------------
+
+    def _policed(self, name: TableName) -> _Table | None:
+        if name in self.tables:
+            return self.tables[name]
+        resolved = resolve(self.conn, self.family, name)
+        if resolved.view_reads:
+            for schema, read in resolved.view_reads:
+                if self._restricted(read, schema):
+                    raise PolicyRefused(
+                        f"refused: view {name.written} reads data that is filtered or masked for you; "
+                        "query the tables it reads instead"
+                    )
+        found: _Table | None = None
+        if self._restricted(resolved.name, resolved.schema):
+            found = self._table(name, resolved)
+        self.tables[name] = found
+        return found
+
+    def _restricted(self, table: str, schema: str | None) -> bool:
+        return self.principal.row_filter(self.database, table, schema) is not None or self.principal.may_mask(
+            self.database, table, schema
+        )
+
+    def _table(self, name: TableName, resolved: Resolved) -> _Table:
+        schema = resolved.schema if resolved.schema is not None else self._default()
+        try:
+            columns = [str(c["name"]) for c in inspect(self.conn).get_columns(resolved.name, schema=schema)]
+        except NoSuchTableError:
+            columns = []
+        if not columns:
+            raise PolicyRefused(f"refused: there is no table {name.written}; find tables with search_tables")
+        row_filter = self.principal.row_filter(self.database, resolved.name, resolved.schema)
+        masks = dict(self.principal.column_masks(self.database, resolved.name, columns, resolved.schema))
+        shown = resolved.name if resolved.schema is None else f"{resolved.schema}.{resolved.name}"
+        if row_filter is not None:
+            self.applied.append(f"rows of {shown} filtered ({row_filter.describe()})")
+        for column, kind in masks.items():
+            if kind != "hide":  # a hidden column does not exist for this user, not even in this note
+                self.applied.append(f"{shown}.{column} {'shown as NULL' if kind == 'null' else kind + 'ed'}")
+        return _Table(resolved, schema, columns, row_filter, masks)
+
+    def _default(self) -> str:
+        if self._default_schema is None:
+            query = _DEFAULT_SCHEMA.get(self.family)
+            self._default_schema = str(self.conn.execute(text(query)).scalar_one()) if query else "main"
+        return self._default_schema
+
+    # --- building the subquery ------------------------------------------------------------------------------------
+
+    def _subquery(self, node: exp.Table, table: _Table) -> exp.Subquery:
+        extra = sorted(k for k, v in node.args.items() if v and k not in _KEPT_TABLE_ARGS)
+        if extra:
+            raise PolicyRefused(
+                f"refused: {', '.join(extra).upper()} cannot be used on table {table_name(node).written}, "
+                "which is filtered or masked for you; write the query without it"
+            )
+        items: list[exp.Expr] = []
+        for column in table.columns:
+            kind = table.masks.get(column)
+            if kind == "hide":
+                continue
+            ref = _ref(column)
+            value: exp.Expr = ref if kind is None else masked_value(kind, ref, self.family)
+            items.append(exp.alias_(value, exp.to_identifier(column, quoted=True)))
+        if not items:
+            raise PolicyRefused(f"refused: table {table_name(node).written} has no column you may read")
+        source = exp.Table(
+            this=exp.to_identifier(table.resolved.name, quoted=True),
+            db=exp.to_identifier(table.schema, quoted=True),
+            alias=exp.TableAlias(this=exp.to_identifier(INNER_ALIAS)),
+        )
+        select = exp.Select(expressions=items).from_(source)
+        if table.row_filter is not None:
+            select = select.where(self._condition(table, table.row_filter))
+        alias = node.args.get("alias")
+        if not isinstance(alias, exp.TableAlias):
+            written = node.this
+            alias = exp.TableAlias(this=exp.to_identifier(written.name, quoted=bool(written.args.get("quoted"))))
+        return exp.Subquery(this=select, alias=alias.copy())
+
+    def _condition(self, table: _Table, row_filter: RowFilter) -> exp.Expr:
+        alternatives: list[exp.Expr] = []
+        for predicates in row_filter.alternatives:
+            parts = [self._predicate(table, p) for p in predicates]
+            alternatives.append(exp.and_(*[exp.Paren(this=p) for p in parts]) if len(parts) > 1 else parts[0])
+        if not alternatives:
+            return _nothing()
+        if len(alternatives) == 1:
+            return alternatives[0]
+        return exp.or_(*[exp.Paren(this=a) for a in alternatives])
+
+    def _predicate(self, table: _Table, text_: str) -> exp.Expr:
+        try:
+            predicate = parse_predicate(text_, self.dialect)
+        except PredicateError as exc:
+            log.error("row filter %r does not parse on %s: %s", text_, self.database, exc)
+            raise PolicyRefused(_config_problem(table)) from exc
+        expression = predicate.expression.copy()
+        for column in list(expression.find_all(exp.Column)):
+            index = marker_index(column.name)
+            if index is None:
+                column.replace(_ref(self._column(table, column, text_)))
+                continue
+            values = self._values(predicate.attributes[index], index in predicate.lists)
+            if values is None:
+                return _nothing()
+            placeholders = [self._placeholder(v) for v in values]
+            parent = column.parent
+            if index in predicate.lists and isinstance(parent, exp.In):
+                parent.set("expressions", placeholders)
+            else:
+                column.replace(placeholders[0])
+        return expression
+
+    def _column(self, table: _Table, column: exp.Column, text_: str) -> str:
+        name = column.name
+        if name in table.columns:
+            return name
+        folded = [c for c in table.columns if c.casefold() == name.casefold()]
+        if len(folded) == 1:
+            return folded[0]
+        log.error("row filter %r on %s names column %s, which the table lacks", text_, self.database, name)
+        raise PolicyRefused(_config_problem(table))
+
+    def _values(self, attribute: str, is_list: bool) -> list[str] | None:
+        """The bound values for `{user.attribute}`; None (the predicate matches nothing) when the user has none."""
+        value = self.principal.attribute(attribute)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return [value]
+        if is_list or len(value) == 1:
+            return list(value)
+        log.warning("row filter: attribute %s has several values and is not used with IN; no rows match", attribute)
+        return None
+
+    def _placeholder(self, value: str) -> exp.Column:
+        name = f"{self.token}_{len(self.params)}"
+        self.params[name] = value
+        return exp.column(name)
+
+    # --- checking and binding the text ----------------------------------------------------------------------------
+
+    def _verify(self, sql: str) -> None:
+        """The rewritten text must read exactly the tables it was built to read (no reference lost or gained)."""
+        try:
+            reparsed = sqlglot.parse_one(sql, read=self.dialect)
+            found = Counter(_key(table_name(n)) for n in table_nodes(reparsed, self.dialect))
+        except (SqlglotError, RecursionError, ValueError) as exc:
+            log.error("row filters: the rewritten statement does not parse: %s", exc)
+            raise PolicyRefused("refused: this query cannot be run with the row filters that apply to you") from exc
+        if found != self.expected:
+            log.error("row filters: the rewritten statement reads %s, expected %s", dict(found), dict(self.expected))
+            raise PolicyRefused("refused: this query cannot be run with the row filters that apply to you")
+
+    def _bind(self, sql: str) -> tuple[str, dict[str, str] | None]:
+        if not self.params:
+            return sql, None
+        if self.token.casefold() in self.checked.sql.casefold():
+            raise PolicyRefused("refused: this query cannot be run with the row filters that apply to you")
+        pattern = re.compile(rf"\b({self.token}_\d+)\b")
+        if self.family == "sqlite":
+            return pattern.sub(r":\1", sql), dict(self.params)
+        return pattern.sub(r"%(\1)s", sql.replace("%", "%%")), dict(self.params)
+
+
+def _key(name: TableName) -> tuple[str, str | None]:
+    return name.name.casefold(), name.schema.casefold() if name.schema else None
+
+
+def _ref(column: str) -> exp.Column:
+    return exp.Column(this=exp.to_identifier(column, quoted=True), table=exp.to_identifier(INNER_ALIAS))
+
+
+def _nothing() -> exp.Expr:
+    return exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+
+
+def _config_problem(table: _Table) -> str:
+    return (
+        f"refused: the row filter for table {table.resolved.name} cannot be applied (a configuration problem); "
+        "tell the user to ask the operator to check tablescout.yaml"
+    )
