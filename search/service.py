@@ -24,6 +24,7 @@ from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.encoders import Embedder, Reranker
 from search.fusion import best_first, reciprocal_rank_fusion
+from search.limits import MAX_K as MAX_K
 from search.notes import readable_notes, seen_in_full
 from search.ordering import place_copies, take_slots
 from search.query_text import tsquery
@@ -33,7 +34,6 @@ DEFAULT_K = 8
 #: ranking of its own it would put every table with a year in its name (partitions, dated snapshots) ahead of the
 #: table the question is about. The question's own ranking still weighs it once.
 _FILTER_VALUE = re.compile(r"^[\d\s./:-]+$")
-MAX_K = 30
 RETRIEVE = 60
 RERANK_DEPTH = 20
 NOTE_SIMILARITY = 0.5

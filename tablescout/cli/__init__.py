@@ -7,7 +7,6 @@ from typing import NoReturn
 
 import typer
 from rich.markup import escape
-from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core.errors import TablescoutError
 from tablescout.cli import directory_cmd, health_cmd, model_cmd, note_cmd, sample_cmd, source_cmd
@@ -67,9 +66,14 @@ def main() -> None:
         app()
     except TablescoutError as exc:
         _fail(str(exc))
-    except DBAPIError as exc:
+    except Exception as exc:
         # A connection that broke in the middle of a command (the store or a source went away): one line, no
-        # traceback; what was already committed stays, the rest was rolled back with the transaction.
+        # traceback; what was already committed stays, the rest was rolled back with the transaction. SQLAlchemy
+        # is imported only here, so that commands which never open a database do not load it.
+        from sqlalchemy.exc import DBAPIError, OperationalError
+
+        if not isinstance(exc, DBAPIError):
+            raise
         if not exc.connection_invalidated and not isinstance(exc, OperationalError):
             raise
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else type(exc).__name__

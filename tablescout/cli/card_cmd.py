@@ -16,10 +16,6 @@ import typer
 from catalog.card_text import render_card
 from core.card_view import card_for_viewer
 from core.errors import NotFoundError
-from core.store.repositories import catalog as catalog_repo
-from core.store.repositories import sources as source_repo
-from core.store.repositories.notes import for_table
-from search.notes import notes_for_card
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
 
@@ -33,6 +29,12 @@ def card(
     user: Annotated[str | None, typer.Option("--user", help="Show the card as slack:ID or teams:ID sees it.")] = None,
 ) -> None:
     """Show a table card: role, copy_of, columns with stats and codes, joins, notes."""
+    # Imported here, not at the top, so that building the command line does not load the store and search code.
+    from core.store.repositories import catalog as catalog_repo
+    from core.store.repositories import sources as source_repo
+    from core.store.repositories.notes import for_table
+    from search.notes import notes_for_card
+
     config = settings()
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)

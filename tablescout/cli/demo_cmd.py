@@ -14,16 +14,13 @@ from typing import Annotated
 
 import typer
 
-from bot.console import ConsoleView
 from tablescout.cli import sample_cmd
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import converse, no_model_reply, search_only
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.init_cmd import init
 from tablescout.cli.model_cmd import local_model_server
-from tablescout.cli.turn_session import ConsoleSession
 from workers.models.local_gguf import installed_model
-from workers.models.registry import provider_from_settings
 
 EXAMPLES = (
     "How many orders were placed in 2024?",
@@ -41,6 +38,11 @@ def demo(
     ] = None,
 ) -> None:
     """Build the sample ERP, analyse and index it, then chat with it (all on the embedded defaults)."""
+    # Imported here, not at the top, so that building the command line does not load the turn code.
+    from bot.console import ConsoleView
+    from tablescout.cli.turn_session import ConsoleSession
+    from workers.models.registry import provider_from_settings
+
     console.rule("1. metadata store")
     init()
     console.rule("2. sample databases")

@@ -17,9 +17,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from bot.directory.errors import DirectorySyncError
-from bot.directory.service import PLATFORMS, sync_directory
-from bot.directory.snapshot import SyncReport
 from tablescout.cli.context import console, current_store, settings
 
 app = typer.Typer(help="The identity directory: chat groups that map to roles.", no_args_is_help=True)
@@ -38,6 +35,12 @@ def sync(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
 ) -> None:
     """Read user groups and their members from Slack and Microsoft Entra ID (Teams) into the store."""
+    # Imported here, not at the top: the directory clients load the Slack and Microsoft SDKs, which no other
+    # command needs.
+    from bot.directory.errors import DirectorySyncError
+    from bot.directory.service import PLATFORMS, sync_directory
+    from bot.directory.snapshot import SyncReport
+
     wanted = [platform.value] if platform is not None else list(PLATFORMS)
     config = settings()
     failure: DirectorySyncError | None = None

@@ -25,16 +25,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import SecretStr
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from core.settings import Settings
 from tablescout.cli.context import console, settings
 from workers.models import local_gguf
 from workers.models.local_gguf import LOCAL_HOST, LOCAL_PORT, InstalledModel, LocalModelError
+
+if TYPE_CHECKING:
+    from core.settings import Settings
 
 app = typer.Typer(help="A small open model served on this machine (no API key, no network).", no_args_is_help=True)
 
@@ -182,6 +183,8 @@ class LocalEndpoint:
 
     def settings_for(self, config: Settings) -> Settings:
         """`config` with this server as its model; turns run in this process (workers would not know the server)."""
+        from pydantic import SecretStr
+
         update: dict[str, object] = {
             "model": f"local:{self.model.name}",
             "openai_base_url": self.base_url,

@@ -11,16 +11,21 @@ from __future__ import annotations
 import getpass
 import json
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from search.encoders import Vectors, shared_embedder
-from search.notes import NoteView, delete_note, edit_note, list_notes, save_note
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
+
+if TYPE_CHECKING:
+    from search.encoders import Vectors
+    from search.notes import NoteView
+
+# search.notes and search.encoders are imported inside the commands, so that building the command line does not
+# load them.
 
 app = typer.Typer(help="Table notes: knowledge about tables that search and answers use.", no_args_is_help=True)
 
@@ -39,6 +44,8 @@ class _OnFirstUse:
         self.name = model_path or "default"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        from search.encoders import shared_embedder
+
         return shared_embedder(self._model_path).embed(texts)
 
 
@@ -52,6 +59,8 @@ def add(
     as_json: Annotated[bool, typer.Option("--json", help="The saved note as one JSON object.")] = False,
 ) -> None:
     """Attach a note to one or more tables of a database."""
+    from search.notes import save_note
+
     config = settings()
     embedder = _OnFirstUse(config.embedding_model)
     with current_store(config) as store, store.transaction() as session:
@@ -82,6 +91,8 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
 ) -> None:
     """Show the notes you may read, newest first."""
+    from search.notes import list_notes
+
     config = settings()
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)
@@ -116,6 +127,8 @@ def edit(
     ] = None,
 ) -> None:
     """Replace a note's text (its author or an admin)."""
+    from search.notes import edit_note
+
     config = settings()
     embedder = _OnFirstUse(config.embedding_model)
     with current_store(config) as store, store.transaction() as session:
@@ -130,6 +143,8 @@ def delete(
     user: UserOption = None,
 ) -> None:
     """Delete a note (its author or an admin); it leaves search and cards."""
+    from search.notes import delete_note
+
     config = settings()
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)

@@ -5,21 +5,30 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
-from sqlalchemy.orm import Session
 
 from core.errors import ConfigError, TablescoutError
-from core.permissions import Principal, parse_user_ref, resolve_principal
-from core.settings import Settings
-from search.service import MAX_K, SearchRequest, SearchResult, ensure_known_user, search_tables
+from search.limits import MAX_K
 from tablescout.cli.context import console, current_store, settings
-from workers.runtime import encoders_for
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.permissions import Principal
+    from core.settings import Settings
+    from search.service import SearchResult
+
+# The search code, the permission model and the encoders are imported inside the commands that use them, so that
+# building the command line (`tablescout --help`, any other command) does not load them.
 
 
 def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, tuple[str, str] | None]:
+    from core.permissions import Principal, parse_user_ref, resolve_principal
+    from search.service import ensure_known_user
+
     if user is None:
         return Principal.for_operator(), None
     platform, user_id = parse_user_ref(user)
@@ -63,6 +72,9 @@ def _batch_line(raw: str, number: int) -> dict[str, Any]:
 
 
 def _run_batch(path: Path, k: int, config: Settings) -> int:
+    from search.service import SearchRequest, search_tables
+    from workers.runtime import encoders_for
+
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -113,6 +125,9 @@ def search(
         return
     if question is None:
         raise ConfigError('give a question, e.g. tablescout search "how many orders shipped last month?"')
+    from search.service import SearchRequest, search_tables
+    from workers.runtime import encoders_for
+
     encoders = encoders_for(config)
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from bot.server import serve as run_server
 from tablescout.cli.context import current_store, settings
 
 
@@ -28,6 +27,9 @@ def serve(
     ] = None,
 ) -> None:
     """Serve /slack/events, /api/messages (Teams) and /healthz."""
+    # Imported here, not at the top: the bot server loads the Slack and Bot Framework SDKs.
+    from bot.server import serve as run_server
+
     config = settings()
     with current_store(config) as store:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -8,7 +8,6 @@ import typer
 
 from core.errors import ConfigError
 from tablescout.cli.context import settings
-from workers.models.registry import describe_model_setup, provider_from_settings
 
 
 def worker(
@@ -22,6 +21,8 @@ def worker(
     ] = False,
 ) -> None:
     """Run a worker: `celery -A workers.app worker` with tablescout's settings checked first."""
+    from workers.models.registry import describe_model_setup, provider_from_settings
+
     config = settings()
     if config.redis_url is None:
         raise ConfigError("TABLESCOUT_REDIS_URL is not set; a worker takes its jobs from Redis")
