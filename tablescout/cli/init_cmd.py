@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import typer
 
-from catalog.registration import register_configured
-from catalog.source_aliases import apply_configured_aliases
-from core.store import migrate
-from core.store.database import open_store
 from tablescout.cli.context import console, errors, settings
 from tablescout.cli.starter_config import write_starter_config
 
 
 def init() -> None:
     """Create or migrate the metadata store (embedded unless TABLESCOUT_DATABASE_URL is set)."""
+    # Imported here, not at the top, so that building the command line does not load the store and catalog code.
+    from catalog.registration import register_configured
+    from catalog.source_aliases import apply_configured_aliases
+    from core.store import migrate
+    from core.store.database import open_store
+
     config = settings()
     config.home.mkdir(parents=True, exist_ok=True)
     created = write_starter_config(config.config_path)
