@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from catalog.account_check import listing_warning, operator_warning
-from catalog.registration import SourceListing, add_source, list_sources, remove_source
-from catalog.source_aliases import add_alias, remove_alias
 from tablescout.cli.context import console, current_store, errors, settings
+
+if TYPE_CHECKING:
+    from catalog.registration import SourceListing
+
+# The catalog code is imported inside each command, so that building the command line does not load it.
 
 app = typer.Typer(help="Register source databases (use a read-only account).", no_args_is_help=True)
 alias_app = typer.Typer(
@@ -34,6 +36,9 @@ def add(
 
     The account is checked for what it may do beyond reading: a superuser is refused unless --allow-privileged,
     other write privileges are saved with a warning."""
+    from catalog.account_check import operator_warning
+    from catalog.registration import add_source
+
     config = settings()
     with current_store(config) as store:
         info = add_source(config, store, name, url, alias or [], allow_privileged=allow_privileged)
@@ -46,6 +51,9 @@ def add(
 @app.command("list")
 def list_(as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False) -> None:
     """Show registered sources with engine, version and analysis state."""
+    from catalog.account_check import listing_warning
+    from catalog.registration import list_sources
+
     config = settings()
     with current_store(config) as store:
         listings = list_sources(config, store)
@@ -106,6 +114,8 @@ def _account(listing: SourceListing) -> str:
 @app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="The source to forget.")]) -> None:
     """Forget a source and everything analysed about it (its config entry too)."""
+    from catalog.registration import remove_source
+
     config = settings()
     with current_store(config) as store:
         remove_source(config, store, name)
@@ -118,6 +128,8 @@ def alias_add(
     alias: Annotated[str, typer.Argument(help="Another name users may write as @alias.")],
 ) -> None:
     """Give a source another name, in the configuration file and the metadata store."""
+    from catalog.source_aliases import add_alias
+
     config = settings()
     with current_store(config) as store:
         source = add_alias(config, store, name, alias)
@@ -130,6 +142,8 @@ def alias_remove(
     alias: Annotated[str, typer.Argument(help="The alias to take away.")],
 ) -> None:
     """Take an alias away from a source, in the configuration file and the metadata store."""
+    from catalog.source_aliases import remove_alias
+
     config = settings()
     with current_store(config) as store:
         source = remove_alias(config, store, name, alias)
