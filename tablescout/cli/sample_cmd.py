@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy.exc import SQLAlchemyError
 
-from catalog import sample_erp, source_url
-from catalog.registration import add_source
 from core.errors import SourceError
-from core.settings import Settings
-from core.store import migrate
-from core.store.database import open_store
-from core.store.repositories import sources as source_repo
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.init_cmd import init
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+
+# The sample generator, the catalog and the store are imported inside the commands, so that building the command
+# line does not load them (and SQLAlchemy with them). The names are written here for the help text;
+# tests/cli/test_startup_imports.py checks that they are catalog.sample_erp.DATABASES.
+SAMPLE_DATABASES = ("erp", "billing")
 
 app = typer.Typer(help="Generate the sample ERP and billing databases.", no_args_is_help=True)
 
@@ -29,6 +30,10 @@ def build(
     register: Annotated[bool, typer.Option("--register", help="Add them as sources erp and billing.")] = False,
 ) -> None:
     """Write the sample databases as SQLite files (identical on every run)."""
+    from catalog import sample_erp
+    from catalog.registration import add_source
+    from core.store.repositories import sources as source_repo
+
     config = settings()
     target = (directory or config.home / "sample").expanduser().resolve()
     if register:
@@ -52,6 +57,9 @@ def build(
 
 def _prepare_store(config: Settings) -> None:
     """Initialise a store that was never initialised (a fresh home); refuse one that needs migrating."""
+    from core.store import migrate
+    from core.store.database import open_store
+
     store = open_store(config)
     try:
         fresh = migrate.current_revision(store.engine) is None
@@ -66,10 +74,14 @@ def _prepare_store(config: Settings) -> None:
 
 @app.command("load")
 def load(
-    name: Annotated[str, typer.Argument(help=f"Which sample database: {', '.join(sample_erp.DATABASES)}.")],
+    name: Annotated[str, typer.Argument(help=f"Which sample database: {', '.join(SAMPLE_DATABASES)}.")],
     url: Annotated[str, typer.Argument(help="An existing MariaDB/MySQL or PostgreSQL database; secrets as ${VAR}.")],
 ) -> None:
     """Load a sample database into a server database (its sample tables are replaced)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from catalog import sample_erp, source_url
+
     if name not in sample_erp.DATABASES:
         raise SourceError(f"unknown sample database {name!r}; choose one of {', '.join(sample_erp.DATABASES)}")
     config = settings()
