@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from catalog.analysis import NOT_DESCRIBED, AnalysisOptions, AnalysisReport
 from core.errors import ConfigError
-from core.store.repositories import sources as source_repo
 from tablescout.cli.context import console, current_store, errors, settings
-from workers.catalog_refresh import RefreshReport, refresh_source
+
+if TYPE_CHECKING:
+    from catalog.analysis import AnalysisReport
+    from workers.catalog_refresh import RefreshReport
+
+# The analysis code is imported where it runs, so that building the command line does not load it.
 
 #: Exit status of an analysis that finished but could not read some tables (1 means a source was not analysed).
 SKIPPED_EXIT = 3
@@ -63,6 +66,8 @@ def _summary_table(reports: list[AnalysisReport]) -> Table:
 
 def _skipped_line(report: AnalysisReport) -> str:
     """One line naming the tables analysis could not read, so a partial analysis never looks like a full one."""
+    from catalog.analysis import NOT_DESCRIBED
+
     unread = [table for table, reason in report.skipped if not reason.startswith(NOT_DESCRIBED)]
     missing = [table for table, reason in report.skipped if reason.startswith(NOT_DESCRIBED)]
     parts = []
@@ -100,6 +105,10 @@ def analyze(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array of reports on stdout.")] = False,
 ) -> None:
     """Analyse sources: cards with column meanings, stale copies, partitions and joins."""
+    from catalog.analysis import AnalysisOptions
+    from core.store.repositories import sources as source_repo
+    from workers.catalog_refresh import refresh_source
+
     if bool(names) == all_sources:
         raise ConfigError("name the sources to analyse, or use --all (not both)")
     config = settings()
