@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from bot.console import ConsoleView
-from bot.messages import too_long
 from core.errors import ConfigError
-from core.settings import Settings
-from core.store.database import Store
-from search.service import SearchRequest, search_tables
 from tablescout.cli.context import console, current_store, errors, settings
 from tablescout.cli.search_cmd import principal_for
-from tablescout.cli.turn_session import ConsoleSession
-from workers.models.registry import describe_model_setup, provider_from_settings
-from workers.runtime import encoders_for
+
+if TYPE_CHECKING:
+    from bot.console import ConsoleView
+    from core.settings import Settings
+    from core.store.database import Store
+    from tablescout.cli.turn_session import ConsoleSession
+
+# The turn, search, model and console-view code is imported inside the functions that use it, so that building the
+# command line does not load it.
 
 CONTRACT_KEYS = ("status", "answer", "rounds", "tables_used", "sql")
 EXIT_WORDS = {"exit", "quit", ":q", "bye"}
@@ -32,6 +33,9 @@ UserOption = Annotated[
 
 def search_only(config: Settings, store: Store, session: ConsoleSession, question: str) -> dict[str, Any]:
     """What search finds for a question, for when no model is configured to answer it."""
+    from search.service import SearchRequest, search_tables
+    from workers.runtime import encoders_for
+
     with store.transaction() as db:
         principal, viewer = principal_for(db, config, session.user)
         request = SearchRequest(question=question, databases=list(session.pins))
@@ -44,6 +48,8 @@ def search_only(config: Settings, store: Store, session: ConsoleSession, questio
 
 
 def no_model_reply(view: ConsoleView, found: dict[str, Any]) -> None:
+    from workers.models.registry import describe_model_setup
+
     view.candidates(found["searched"], found["candidates"], found["denied_tables"])
     view.console.print(
         "[yellow]These are the tables tablescout would use; it does not answer without a model.[/]\n"
@@ -59,6 +65,11 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (SPEC §9).")] = False,
 ) -> None:
     """Answer one question: search, open cards, run read-only SQL, print the answer."""
+    from bot.console import ConsoleView
+    from bot.messages import too_long
+    from tablescout.cli.turn_session import ConsoleSession
+    from workers.models.registry import describe_model_setup, provider_from_settings
+
     refusal = too_long(question)
     if refusal is not None:
         raise ConfigError(refusal)
@@ -90,6 +101,9 @@ def ask(
 
 def converse(config: Settings, store: Store, session: ConsoleSession, view: ConsoleView, prompt: Console) -> None:
     """Read questions until the user leaves; every message continues the same conversation."""
+    from bot.messages import too_long
+    from workers.models.registry import provider_from_settings
+
     answering = provider_from_settings(config) is not None
     while True:
         try:
@@ -116,6 +130,9 @@ def converse(config: Settings, store: Store, session: ConsoleSession, view: Cons
 
 def chat(db: DbOption = None, user: UserOption = None) -> None:
     """A console conversation with the same turn engine the chat bots use (exit with Ctrl-D or "exit")."""
+    from bot.console import ConsoleView
+    from tablescout.cli.turn_session import ConsoleSession
+
     config = settings()
     view = ConsoleView(console)
     with current_store(config) as store:
