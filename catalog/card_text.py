@@ -24,6 +24,8 @@ def column_detail(column: dict[str, Any]) -> str:
     parts = [column_brief(column)]
     if column.get("comment"):
         parts.append(f'"{column["comment"]}"')
+    if column.get("masked"):  # set by core.card_view: no values, stats or codes for this reader
+        parts.append(f"masked for you ({column['masked']}): results show no real values")
     stats = column.get("stats") or {}
     figures = []
     if stats.get("null_ratio"):

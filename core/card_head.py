@@ -11,15 +11,25 @@ from typing import Any
 COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
 
 
+#: In place of a row count where a row filter applies to the reader: the table's total is not theirs to know.
+FILTERED_ROWS = "rows filtered for you"
+
+
 def _count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "unknown"
+
+
+def _rows(entry: dict[str, Any], *, exact: bool = True) -> str:
+    if entry.get("rows_filtered"):
+        return FILTERED_ROWS
+    return _count(entry.get("row_count")) + ("" if exact else " (estimate)") + " rows"
 
 
 def header_lines(card: dict[str, Any], engine: str | None = None) -> list[str]:
     where = card["database"] + (f".{card['schema']}" if card.get("schema") else "")
     role = card["role"] + (f" copy of {card['copy_of']}" if card.get("copy_of") else "")
-    rows = _count(card.get("row_count")) + ("" if card.get("row_count_exact") else " (estimate)")
-    lines = [f"Table {card['table']} in {where}{f' ({engine})' if engine else ''}: {role}, {rows} rows"]
+    rows = _rows(card, exact=bool(card.get("row_count_exact")))
+    lines = [f"Table {card['table']} in {where}{f' ({engine})' if engine else ''}: {role}, {rows}"]
     lines.append(f"Purpose: {card['purpose']}")
     if card.get("copy_of"):
         lines.append(
@@ -29,7 +39,7 @@ def header_lines(card: dict[str, Any], engine: str | None = None) -> list[str]:
     elif card.get("role") in COPY_ROLES:
         lines.append("Stale copy: its rows may be out of date; use it only when the user asks about this copy.")
     if card.get("copies"):
-        listed = ", ".join(f"{c['table']} ({c['role']}, {_count(c.get('row_count'))} rows)" for c in card["copies"])
+        listed = ", ".join(f"{c['table']} ({c['role']}, {_rows(c)})" for c in card["copies"])
         lines.append(f"Copies of this table (do not use unless asked): {listed}")
     if card.get("primary_key"):
         lines.append("Primary key: " + ", ".join(card["primary_key"]))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from core.card_view import card_for_viewer
+from core.card_view import card_for_principal
 from core.errors import NotFoundError, TablescoutError
 from core.permissions import Principal
 from core.store.models import SourceTable
@@ -24,6 +24,7 @@ from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.encoders import Embedder, Reranker
 from search.fusion import best_first, reciprocal_rank_fusion
+from search.masked_hits import MaskedHits
 from search.limits import MAX_K as MAX_K
 from search.notes import readable_notes, seen_in_full
 from search.ordering import place_copies, take_slots
@@ -121,8 +122,10 @@ def _rankings(
     vectors: np.ndarray,
     first_hits: list[queries.Hit] | None,
     common: set[str],
+    masked: MaskedHits,
 ) -> tuple[list[tuple[list[int], float]], dict[int, set[str]]]:
-    """Per-table rankings by meaning and by words for the question and each extra term, all weighted alike."""
+    """Per-table rankings by meaning and by words for the question and each extra term, all weighted alike; hits
+    on tables with columns masked for the reader are scored on what the reader sees (`search.masked_hits`)."""
     rankings: list[tuple[list[int], float]] = []
     matched: dict[int, set[str]] = {}
     weight = 1.0
@@ -132,13 +135,14 @@ def _rankings(
                 hits = first_hits
             else:
                 hits = queries.semantic_hits(session, vectors[index].tolist(), source_ids, RETRIEVE)
+            hits = masked.semantic(hits, vectors[index])
             ranking = best_first((h.table_id, h.score) for h in hits)
             rankings.append((ranking, weight))
             for table_id in ranking[:RETRIEVE]:
                 matched.setdefault(table_id, set()).add("semantic")
         query = tsquery(text, common)
         if "keyword" in signals and query:
-            words_hits = queries.keyword_hits(session, query, source_ids, RETRIEVE)
+            words_hits = masked.keyword(queries.keyword_hits(session, query, source_ids, RETRIEVE), query)
             ranking = best_first((h.table_id, h.score) for h in words_hits)
             rankings.append((ranking, weight))
             for table_id in ranking:
@@ -169,7 +173,9 @@ def search_tables(
     if first_hits is not None:
         first_hits = [h for h in first_hits if h.source_id in source_ids]
     common = queries.common_words(session)
-    rankings, matched = _rankings(session, texts, source_ids, request.signals, vectors, first_hits, common)
+    names = {c.source_id: c.name for c in choices}
+    masked = MaskedHits(session, principal, names, encoders.embedder)
+    rankings, matched = _rankings(session, texts, source_ids, request.signals, vectors, first_hits, common, masked)
     note_texts: dict[int, list[str]] = {}
     if "note" in request.signals:
         note_hits = queries.note_hits(
@@ -191,7 +197,6 @@ def search_tables(
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
     rows = queries.tables(session, order)
-    names = {c.source_id: c.name for c in choices}
     allowed_order: list[int] = []
     denied: list[str] = []
     for table_id in order:
@@ -236,10 +241,7 @@ class _ViewerCards:
     def __getitem__(self, table_id: int) -> dict[str, Any]:
         if table_id not in self.built:
             row = self.rows[table_id]
-            database = self.names[row.source_id]
-            self.built[table_id] = card_for_viewer(
-                dict(row.card or {}), lambda schema, name: self.principal.may_see(database, name, schema)
-            )
+            self.built[table_id] = card_for_principal(self.principal, self.names[row.source_id], dict(row.card or {}))
         return self.built[table_id]
 
     def head(self, table_id: int) -> str:

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from catalog.card_text import render_card
-from core.card_view import card_for_viewer
+from core.card_view import card_for_principal
 from core.errors import NotFoundError
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
@@ -58,7 +58,7 @@ def card(
             shared = for_table(session, row.id)
             notes = [(n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in shared]
         else:
-            data = card_for_viewer(dict(row.card), lambda s, n: principal.may_see(database, n, s))
+            data = card_for_principal(principal, database, dict(row.card))
             shown = notes_for_card(session, principal, row.id, viewer)
             notes = [(n.id, n.text, n.author, n.created_at) for n in shown]
         data["visible"] = row.visible

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.card_view import card_for_viewer
+from core.card_view import card_for_principal
 from core.errors import TablescoutError
 from core.permissions import Principal
 from core.settings import Settings
@@ -156,5 +156,4 @@ def visible_table(context: ToolContext, source: Source, name: str) -> SourceTabl
 
 def viewer_card(context: ToolContext, source: Source, row: SourceTable) -> dict[str, Any]:
     """The card of `row` as this user may see it: nothing in it leads to or comes from a table they may not see."""
-    database = source.name
-    return card_for_viewer(dict(row.card or {}), lambda schema, name: context.principal.may_see(database, name, schema))
+    return card_for_principal(context.principal, source.name, dict(row.card or {}))

@@ -1,6 +1,7 @@
 """`find_join_path`: declared keys apart from inferred candidates, and the shortest path connecting the tables.
 
-Only tables the user may see are ever part of a path, so a join route never passes through a hidden table.
+Only tables the user may see are ever part of a path, so a join route never passes through a hidden table, and a
+join on a column hidden from the user (a `hide` column mask) is not listed nor used.
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ def _shortest(start: int, goal: int, edges: dict[int, list[JoinCandidate]]) -> l
     return None
 
 
+def _shows(context: ToolContext, database: str, table: SourceTable, columns: list[str]) -> bool:
+    """Does the user see every one of these columns? A join on a hidden column does not exist for them."""
+    masks = context.principal.column_masks(database, table.name, list(columns), table.schema_name or None)
+    return "hide" not in masks.values()
+
+
 def run_join(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     label = text_argument(arguments, "database")
     assert label is not None
@@ -85,7 +92,13 @@ def run_join(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     tables = {t.id: t for t in catalog_repo.tables_of(context.session, source.id)}
     seen = {t_id for t_id, t in tables.items() if t.visible and context.principal.may_see_table(source.name, t)}
     names = {t_id: t.name for t_id, t in tables.items()}
-    joins = [j for j in catalog_repo.joins_of(context.session, source.id) if {j.from_table_id, j.to_table_id} <= seen]
+    joins = [
+        j
+        for j in catalog_repo.joins_of(context.session, source.id)
+        if {j.from_table_id, j.to_table_id} <= seen
+        and _shows(context, source.name, tables[j.from_table_id], j.from_columns)
+        and _shows(context, source.name, tables[j.to_table_id], j.to_columns)
+    ]
     ids = {t.id for t in chosen}
     direct = [j for j in joins if {j.from_table_id, j.to_table_id} <= ids]
     lines = [f"Joins among {', '.join(t.name for t in chosen)} in {source.name}:"]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, literal, or_, select, text
+from sqlalchemy import case, func, literal, or_, select, text
 from sqlalchemy.orm import Session
 
 from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable
@@ -175,3 +175,18 @@ def live_tables_of(session: Session, copy_ids: Sequence[int]) -> dict[int, int]:
         SourceTable.id.in_(copy_ids), SourceTable.copy_of_id.is_not(None)
     )
     return {c: int(live) for c, live in session.execute(stmt).all() if live is not None}
+
+
+def text_ranks(session: Session, keywords: Sequence[str], query: str) -> list[float | None]:
+    """The full-text rank of `query` (a to_tsquery expression) against each of `keywords` as a chunk would be
+    indexed (None where it does not match): for chunk texts built for one reader rather than stored."""
+    if not keywords:
+        return []
+    tsquery = func.to_tsquery("simple", query)
+    ranks = []
+    for words in keywords:
+        tsv = func.to_tsvector("simple", words)
+        stmt = select(case((tsv.op("@@")(tsquery), func.ts_rank_cd(tsv, tsquery, 1)), else_=None))
+        value = session.scalar(stmt)
+        ranks.append(float(value) if value is not None else None)
+    return ranks

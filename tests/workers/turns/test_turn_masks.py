@@ -1,0 +1,150 @@
+"""Column masks and row filters reach everything besides the SQL (issue 20 item 4): cards, search candidates and
+the value index behind them, join hints and `tablescout card --user` never show a masked column's values (a hidden
+column not at all), and a row-filtered table's card says its rows are filtered for the user instead of counting
+them. Turns with a scripted model run the real tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tests.fakes.model_server import Call, FakeModelServer, Say
+from tests.support import run_cli
+from tests.workers.turns.mask_world import (
+    EMAILS,
+    GRADES,
+    PHONES,
+    SEOUL_AMOUNT,
+    MaskWorld,
+    canaries,
+    mask_world,
+)
+from workers.turns.engine import TurnEnvironment
+
+__all__ = ["mask_world"]  # the fixture, used by the tests below
+
+
+def _leaks(text: str) -> list[str]:
+    return [canary for canary in canaries() if canary in text]
+
+
+def _tools(
+    world: MaskWorld, server: FakeModelServer, user: str, calls: Sequence[tuple[str, dict[str, Any]]]
+) -> list[str]:
+    """Run one turn whose model makes `calls` in order; the tool results it read, in order."""
+    server.script([*(Call(tool, args) for tool, args in calls), Say("done")])
+    first = len(server.requests)
+    env: TurnEnvironment = world.world.environment(server)
+    turn_id = world.world.submit("Which customers called and what did Busan order?", user=user)
+    world.world.run(env, turn_id)
+    return [server.requests[first + i].exchange.tool_results[tool] for i, (tool, _) in enumerate(calls, start=1)]
+
+
+def _cli(world: MaskWorld, *args: str) -> Any:
+    settings = world.world.settings
+    assert settings.database_url is not None
+    return run_cli(settings.home, *args, env={"TABLESCOUT_DATABASE_URL": settings.database_url.get_secret_value()})
+
+
+def test_a_card_lists_masked_columns_without_values_and_leaves_hidden_ones_out(
+    mask_world: MaskWorld, fake_anthropic: FakeModelServer
+) -> None:
+    db = mask_world.database
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("open_table_card", {"database": db, "table": "CUST_MST"}),
+        ("open_table_card", {"database": db, "table": "CUST_MST", "columns": ["TEL_NO", "EMAIL", "GRADE_CD"]}),
+    ]
+    full, detail = _tools(mask_world, fake_anthropic, "U_ALL", calls)
+    assert PHONES[0] in full, "a user without masks reads the phone numbers in the card"
+    assert EMAILS[0] in full
+    assert "VIP" in detail
+    card, asked = _tools(mask_world, fake_anthropic, "U_BUSAN", calls)
+    for text in (card, asked):
+        assert _leaks(text) == [], text
+        assert "TEL_NO" not in text
+        assert not any(grade in text for grade in GRADES), text
+    assert "EMAIL" in card
+    assert "masked for you (redact)" in card
+    assert "masked for you (null)" in asked
+    assert "No such column: tel_no" in asked, "a hidden column reads like one that does not exist"
+
+
+def test_a_row_filtered_card_says_filtered_for_you_instead_of_the_total(
+    mask_world: MaskWorld, fake_anthropic: FakeModelServer
+) -> None:
+    db = mask_world.database
+    calls: list[tuple[str, dict[str, Any]]] = [("open_table_card", {"database": db, "table": "ORD_MST"})]
+    [full] = _tools(mask_world, fake_anthropic, "U_ALL", calls)
+    assert "40 rows" in full
+    assert f"{SEOUL_AMOUNT}" in full, "the amounts' range shows the canary to a user without a filter"
+    assert "distinct 40" in full
+    [card] = _tools(mask_world, fake_anthropic, "U_BUSAN", calls)
+    assert "rows filtered for you" in card
+    assert "40 rows" not in card
+    assert "distinct 40" not in card, "nor a distinct count that gives the total away"
+    assert _leaks(card) == [], card
+    assert "SHIP_CITY" in card
+
+
+def test_join_hints_through_a_hidden_column_do_not_exist(
+    mask_world: MaskWorld, fake_anthropic: FakeModelServer
+) -> None:
+    db = mask_world.database
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("find_join_path", {"database": db, "tables": ["CALL_LOG", "CUST_MST"]}),
+        ("open_table_card", {"database": db, "table": "CALL_LOG"}),
+    ]
+    joins, card = _tools(mask_world, fake_anthropic, "U_ALL", calls)
+    assert "CUST_MST(TEL_NO)" in joins, joins
+    assert "CUST_MST(TEL_NO)" in card, card
+    joins, card = _tools(mask_world, fake_anthropic, "U_BUSAN", calls)
+    assert "CUST_MST(TEL_NO)" not in joins
+    assert "CUST_MST(TEL_NO)" not in card
+
+
+def test_search_never_matches_or_shows_a_masked_value(mask_world: MaskWorld, fake_anthropic: FakeModelServer) -> None:
+    db = mask_world.database
+    question = "canary example kr"  # words of the e-mail addresses, indexed as CUST_MST.EMAIL's frequent values
+    everyone = _cli(mask_world, "search", question, "--db", db, "--user", "slack:U_ALL", "--json")
+    assert everyone.returncode == 0, everyone.stderr
+    matched = {c["table"]: c["matched_by"] for c in json.loads(everyone.stdout)["candidates"]}
+    assert "keyword" in matched["CUST_MST"], matched
+    masked = _cli(mask_world, "search", question, "--db", db, "--user", "slack:U_BUSAN", "--json")
+    assert masked.returncode == 0, masked.stderr
+    matched = {c["table"]: c["matched_by"] for c in json.loads(masked.stdout)["candidates"]}
+    assert "keyword" not in matched.get("CUST_MST", []), matched
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("search_tables", {"question": "customer phone number e-mail and grade", "databases": [db]}),
+    ]
+    [everyone_text] = _tools(mask_world, fake_anthropic, "U_ALL", calls)
+    assert "VIP" in everyone_text or EMAILS[0] in everyone_text or PHONES[0] in everyone_text
+    [text] = _tools(mask_world, fake_anthropic, "U_BUSAN", calls)
+    assert _leaks(text) == [], text
+    assert not any(grade in text for grade in GRADES), text
+    assert "CUST_MST(TEL_NO)" not in text
+
+
+def test_the_card_command_shows_the_card_as_the_user_sees_it(mask_world: MaskWorld) -> None:
+    db = mask_world.database
+    operator = _cli(mask_world, "card", db, "CUST_MST", "--json")
+    assert operator.returncode == 0, operator.stderr
+    assert PHONES[0] in operator.stdout
+    shown = _cli(mask_world, "card", db, "CUST_MST", "--user", "slack:U_BUSAN", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert _leaks(shown.stdout) == []
+    card = json.loads(shown.stdout)
+    columns = {c["name"]: c for c in card["columns"]}
+    assert "TEL_NO" not in columns
+    assert columns["EMAIL"]["masked"] == "redact"
+    assert not {"stats", "frequent", "codes"} & set(columns["EMAIL"])
+    assert columns["GRADE_CD"]["masked"] == "null"
+    assert "masked" not in columns["CUST_NM"]
+    orders = _cli(mask_world, "card", db, "ORD_MST", "--user", "slack:U_BUSAN")
+    assert orders.returncode == 0, orders.stderr
+    assert "rows filtered for you" in orders.stdout
+    assert _leaks(orders.stdout) == []
+    as_json = _cli(mask_world, "card", db, "ORD_MST", "--user", "slack:U_BUSAN", "--json")
+    body = json.loads(as_json.stdout)
+    assert (body["row_count"], body["rows_filtered"], body["sample"]) == (None, True, None)
+    assert _leaks(as_json.stdout) == []
