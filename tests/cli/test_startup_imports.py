@@ -1,0 +1,100 @@
+"""Light commands start without loading the chat SDKs, the model clients, the encoders or the turn code (issue 17):
+each runs as a user runs it, under Python's import-time report (PYTHONPROFILEIMPORTTIME, the environment form of
+`python -X importtime`), and the modules it reports are checked, not the time it took."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from catalog import sample_erp
+from tablescout.cli import sample_cmd
+from tests.cli.conftest import Cli
+
+#: Modules (and their submodules) that only the commands using them may import.
+HEAVY = (
+    "botbuilder",
+    "slack_bolt",
+    "slack_sdk",
+    "sentence_transformers",
+    "torch",
+    "transformers",
+    "sqlglot",
+    "anthropic",
+    "openai",
+    "celery",
+    "msal",
+    "xllamacpp",
+    "workers.turns",
+)
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """Module names from an import-time report (`import time: SELF | CUMULATIVE | NAME`, one line per module)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":  # the header line
+                names.add(name)
+    return names
+
+
+def heavy_among(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def run_reporting_imports(cli: Cli, *args: str) -> tuple[str, set[str]]:
+    result = cli(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    modules = imported_modules(result.stderr)
+    assert "tablescout.cli" in modules  # the report covers the command itself
+    return result.stdout, modules
+
+
+@pytest.fixture
+def with_source(cli: Cli, tmp_path: Path) -> Cli:
+    """An initialised installation with one SQLite source registered."""
+    assert cli("init").returncode == 0
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    added = cli("source", "add", "shop", f"sqlite:///{db}")
+    assert added.returncode == 0, added.stderr
+    return cli
+
+
+def test_help_imports_no_heavy_module(cli: Cli) -> None:
+    stdout, modules = run_reporting_imports(cli, "--help")
+    assert "source" in stdout
+    assert heavy_among(modules) == []
+    # Nor does it open a database: building the command line loads neither the store nor its driver.
+    assert {"sqlalchemy", "psycopg", "alembic"}.isdisjoint(modules)
+
+
+def test_source_list_imports_no_heavy_module(with_source: Cli) -> None:
+    stdout, modules = run_reporting_imports(with_source, "source", "list")
+    assert "shop" in stdout
+    assert heavy_among(modules) == []
+    assert "alembic" not in modules  # the store is checked to be current without loading Alembic
+
+
+@pytest.mark.parametrize(
+    "args", [("note", "list"), ("init",), ("source", "add", "--help"), ("health", "--help")], ids=" ".join
+)
+def test_other_light_commands_import_no_heavy_module(with_source: Cli, args: tuple[str, ...]) -> None:
+    _, modules = run_reporting_imports(with_source, *args)
+    assert heavy_among(modules) == []
+
+
+def test_a_command_that_needs_a_chat_sdk_still_loads_it(with_source: Cli) -> None:
+    """The report sees modules a command imports when it runs, so the empty lists above mean "not imported"."""
+    stdout, modules = run_reporting_imports(with_source, "directory", "sync", "--json")
+    assert '"synced": false' in stdout  # no credentials: nothing is asked of Slack or Entra ID
+    assert {"slack_sdk", "msal"} <= {m.split(".")[0] for m in heavy_among(modules)}
+
+
+def test_sample_names_in_the_help_are_the_sample_databases() -> None:
+    assert sample_cmd.SAMPLE_DATABASES == sample_erp.DATABASES
