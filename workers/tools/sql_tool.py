@@ -72,6 +72,14 @@ def result_text(outcome: SqlOutcome, limits: SqlLimits) -> str:
     return "\n".join(lines)
 
 
+def shown_sql(sql: str, outcome: SqlOutcome) -> str:
+    """The SQL as the user sees it under the answer: the model's, plus a line saying which row filters and column
+    masks applied (hidden columns are not named: for this user they do not exist)."""
+    if not outcome.policies:
+        return sql
+    return f"{sql.rstrip()}\n-- for you: {outcome.policies}"
+
+
 def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     label = text_argument(arguments, "database")
     sql = text_argument(arguments, "sql")
@@ -120,13 +128,15 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         tool_call_id=context.tool_call_id,
     )
     text = result_text(outcome, limits)
+    if outcome.status == "ok" and outcome.policies:
+        text = f"{text}\n(applied for this user: {outcome.policies}; totals cover only what this user may see)"
     if outcome.status == "error" and outcome.error is not None:
         hint = sql_help.error_hint(context, source, names, sql, outcome.error)
         text = f"{text}\n{hint}" if hint else text
     context.sql_runs.append(
         SqlRecord(
             outcome.database,
-            sql,
+            shown_sql(sql, outcome),
             list(outcome.columns),
             [list(r) for r in outcome.rows],
             outcome.truncated,

@@ -10,114 +10,36 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from decimal import Decimal
-from typing import Any
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants
 from core.store.models import ExecutedSql
-from tests.workers.sql.conftest import ENGINES, SqlSource, scratch_source
-from workers.sql import SqlOutcome, run_sql
-
-CANARY_ORDER = "O-CANARY-0001"
-CANARY_CITY = "Canaryville"
-CANARY_AMOUNT = 987654321
-CANARY_CUSTOMER = "C-CANARY"
-CANARY_NAME = "Canary Secret Trading"
-CANARY_TEL = "010-9999-CANARY"
-CANARY_EMAIL = "canary@secret.example"
-
-BUSAN = RoleGrants(
-    "busan",
-    (
-        Grant(
-            database="*",
-            deny=["EMP_MST"],
-            row_filters={"ORD_MST": "SHIP_CITY = {user.city}"},
-            column_masks={"CUST_MST.TEL_NO": "hide", "CUST_MST.EMAIL": "redact", "CUST_MST.CUST_NM": "hash"},
-        ),
-    ),
+from tests.workers.sql.canary import (
+    BUSAN,
+    CANARY_CUSTOMER,
+    CANARY_NAME,
+    CANARY_ORDER,
+    CITIES,
+    EVERYTHING,
+    SEOUL,
+    canary_source,
+    leaks,
+    q,
+    quoter,
+    run,
+    scalar,
+    secrets_of,
+    user,
 )
-SEOUL = RoleGrants("seoul", (Grant(database="*", allow=["ORD_MST"], row_filters={"ORD_MST": "SHIP_CITY = 'Seoul'"}),))
-CITIES = RoleGrants(
-    "cities", (Grant(database="*", allow=["ORD_MST"], row_filters={"ORD_MST": "SHIP_CITY IN {user.cities}"}),)
-)
-EVERYTHING = RoleGrants("everything", (Grant(database="*", allow=["ORD_MST"]),))
-
-
-def user(*roles: RoleGrants, **attributes: str | tuple[str, ...]) -> Principal:
-    return Principal(platform="slack", user_id="U_BUSAN", roles=roles, attributes=attributes)
-
-
-BUSAN_USER = user(BUSAN, city="Busan")
+from tests.workers.sql.conftest import ENGINES, SqlSource
+from workers.tools.sql_tool import shown_sql
 
 
 @pytest.fixture(scope="module", params=ENGINES)
 def policed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlSource]:
-    """A private sample ERP with the canary order and customer added."""
-    for source in scratch_source(tmp_path_factory, request.param, f"rf_{request.param}"):
-        q = quoter(source)
-        with source.admin.begin() as conn:
-            conn.execute(
-                text(
-                    f"INSERT INTO {q('ORD_MST')} ({q('ORD_NO')}, {q('ORD_DT')}, {q('CUST_ID')}, {q('STATUS_CODE')}, "
-                    f"{q('TOT_AMT')}, {q('SHIP_CITY')}) VALUES (:o, :d, 'C000001', '40', :a, :c)"
-                ),
-                {"o": CANARY_ORDER, "d": "2024-01-05", "a": CANARY_AMOUNT, "c": CANARY_CITY},
-            )
-            conn.execute(
-                text(
-                    f"INSERT INTO {q('CUST_MST')} ({q('CUST_ID')}, {q('CUST_NM')}, {q('TEL_NO')}, {q('EMAIL')}, "
-                    f"{q('REG_DT')}, {q('USE_YN')}, {q('CITY_NM')}) VALUES (:i, :n, :t, :e, :d, 'Y', 'Busan')"
-                ),
-                {"i": CANARY_CUSTOMER, "n": CANARY_NAME, "t": CANARY_TEL, "e": CANARY_EMAIL, "d": "2024-01-02"},
-            )
-        yield source
-
-
-def quoter(source: SqlSource) -> Any:
-    return source.admin.dialect.identifier_preparer.quote_identifier
-
-
-def q(source: SqlSource, name: str) -> str:
-    """`name` as the model would write it for the sample's upper-case names (PostgreSQL needs quotes)."""
-    return f'"{name}"' if source.kind == "postgres" else name
-
-
-def run(session: Session, source: SqlSource, sql: str, principal: Principal = BUSAN_USER) -> SqlOutcome:
-    source.register(session)
-    return run_sql(session, source.settings, principal, source.name, sql)
-
-
-def scalar(source: SqlSource, sql: str) -> Any:
-    with source.admin.connect() as conn:
-        return conn.execute(text(sql)).scalar_one()
-
-
-def secrets_of(source: SqlSource) -> set[str]:
-    """Every value the busan user must never read: the canaries and the real values of the masked columns."""
-    found = {CANARY_ORDER, CANARY_CITY, CANARY_TEL, CANARY_EMAIL, CANARY_NAME}
-    with source.admin.connect() as conn:
-        cust = quoter(source)("CUST_MST")
-        for column in ("TEL_NO", "EMAIL", "CUST_NM"):
-            rows = conn.execute(text(f"SELECT {quoter(source)(column)} FROM {cust}"))
-            found |= {str(v) for (v,) in rows if v is not None}
-    return found
-
-
-def leaks(outcome: SqlOutcome, secret: set[str]) -> list[Any]:
-    """Cells of the result that are (or contain) a secret value, or the canary amount."""
-    return [cell for row in outcome.rows for cell in row if cell is not None and _secret(cell, secret)]
-
-
-def _secret(cell: Any, secret: set[str]) -> bool:
-    if isinstance(cell, int | float | Decimal) and float(cell) >= CANARY_AMOUNT:
-        return True
-    return str(cell) in secret or any(s in str(cell) for s in (CANARY_ORDER, CANARY_TEL, CANARY_EMAIL))
+    yield from canary_source(request, tmp_path_factory, "rf")
 
 
 def bypass_attempts(source: SqlSource) -> list[str]:
@@ -283,6 +205,9 @@ def test_the_audit_keeps_the_models_sql_the_sql_run_and_what_applied(session: Se
     assert row.sql_run is not None
     assert "ts_r" in row.sql_run
     assert row.policies == "rows of ORD_MST filtered (SHIP_CITY = {user.city})"
+    assert shown_sql(sql, outcome) == f"{sql}\n-- for you: rows of ORD_MST filtered (SHIP_CITY = {{user.city}})"
+    masked = run(session, policed, f"SELECT count(*) FROM {q(policed, 'CUST_MST')}")
+    assert masked.policies == "CUST_MST.CUST_NM hashed; CUST_MST.EMAIL redacted"
     plain = run(session, policed, f"SELECT count(*) FROM {q(policed, 'PRD_MST')}")
     assert plain.sql_run is None
     assert plain.policies is None
