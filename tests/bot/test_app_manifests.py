@@ -52,6 +52,7 @@ def test_slack_manifest_grants_the_scopes_of_every_call_and_event() -> None:
         "files:write",  # files.getUploadURLExternal / completeUploadExternal: result CSVs
         "commands",  # the Remember this message shortcut
         "usergroups:read",  # usergroups.list and usergroups.users.list: directory sync
+        "users.profile:read",  # users.profile.get and team.profile.get: user attributes for row filters
     }
     assert scopes == needed
 
