@@ -82,7 +82,7 @@ def refusal(name: str, engine: str, url: URL, check: AccountCheck, force_hint: s
         f"refused: the account of source {name} is a superuser ({'; '.join(check.findings(SUPERUSER))}), which can "
         "change any data and setting on the server. Register a read-only account instead "
         f"({README_SECTION}), e.g. {_read_only_recipe(engine, url.database)} "
-        f"Or {force_hint}"
+        f"or {force_hint}"
     )
 
 
