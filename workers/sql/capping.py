@@ -55,8 +55,10 @@ def capped_postgres(sql: str, columns: Sequence[tuple[str, int]]) -> str:
 def capped_sqlite(sql: str, columns: Sequence[str]) -> str:
     if not columns:
         return sql
+    # SQLite's text functions stop at a NUL character, so a text that fits (measured in bytes) is passed whole.
     parts = [
-        f"CASE WHEN typeof(c{i}) IN ('text', 'blob') THEN substr(c{i}, 1, {CAP}) ELSE c{i} END AS {_alias(n, DQ)}"
+        f"CASE WHEN typeof(c{i}) = 'text' AND length(CAST(c{i} AS BLOB)) <= {CAP} THEN c{i}"
+        f" WHEN typeof(c{i}) IN ('text', 'blob') THEN substr(c{i}, 1, {CAP}) ELSE c{i} END AS {_alias(n, DQ)}"
         for i, n in enumerate(columns)
     ]
     names = ", ".join(f"c{i}" for i in range(len(columns)))
