@@ -37,7 +37,9 @@ from workers.sql.guard import CheckedQuery
 log = logging.getLogger(__name__)
 
 INNER_ALIAS = "ts_r"
-_KEPT_TABLE_ARGS = frozenset({"this", "db", "catalog", "alias"})
+_KEPT_TABLE_ARGS = frozenset({"this", "db", "catalog", "alias", "joins", "laterals"})
+#: What the clauses a derived table cannot carry are called in SQL.
+_CLAUSES = {"sample": "TABLESAMPLE", "hints": "index hints", "indexed": "INDEXED BY", "partition": "PARTITION"}
 _DEFAULT_SCHEMA = {"postgresql": "SELECT current_schema()", "mysql": "SELECT DATABASE()"}
 
 
@@ -169,7 +171,8 @@ class _Rewrite:
         extra = sorted(k for k, v in node.args.items() if v and k not in _KEPT_TABLE_ARGS)
         if extra:
             raise PolicyRefused(
-                f"refused: {', '.join(extra).upper()} cannot be used on table {table_name(node).written}, "
+                f"refused: {', '.join(_CLAUSES.get(k, k.upper()) for k in extra)} cannot be used on table "
+                f"{table_name(node).written}, "
                 "which is filtered or masked for you; write the query without it"
             )
         items: list[exp.Expr] = []
@@ -194,7 +197,11 @@ class _Rewrite:
         if not isinstance(alias, exp.TableAlias):
             written = node.this
             alias = exp.TableAlias(this=exp.to_identifier(written.name, quoted=bool(written.args.get("quoted"))))
-        return exp.Subquery(this=select, alias=alias.copy())
+        subquery = exp.Subquery(this=select, alias=alias.copy())
+        for key in ("joins", "laterals"):  # a parenthesised join hangs its joins on its first table
+            if node.args.get(key):
+                subquery.set(key, node.args[key])
+        return subquery
 
     def _condition(self, table: _Table, row_filter: RowFilter) -> exp.Expr:
         alternatives: list[exp.Expr] = []

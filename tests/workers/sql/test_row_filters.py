@@ -15,9 +15,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.permissions import RoleGrants
 from core.store.models import ExecutedSql
 from tests.workers.sql.canary import (
     BUSAN,
+    CANARY_AMOUNT,
     CANARY_CUSTOMER,
     CANARY_NAME,
     CANARY_ORDER,
@@ -77,6 +79,10 @@ def bypass_attempts(source: SqlSource) -> list[str]:
         f"SELECT {quote('V_ORDERS')}.* FROM {quote('V_ORDERS')}",
         f"SELECT count(*) FROM {o} a, {o} b WHERE a.{no} = b.{no} AND a.{amt} > 900000000",
         f"SELECT {no} FROM {o} WHERE {no} IN (SELECT {no} FROM {o} WHERE {amt} > 900000000)",
+        f"SELECT o.{no}, c.{email} FROM ({o} o JOIN {c} c ON c.{cust} = o.{cust}) ORDER BY o.{amt} DESC LIMIT 1",
+        f"SELECT * FROM {o} NATURAL JOIN {c} ORDER BY {amt} DESC LIMIT 1",
+        f"SELECT {no} FROM {o} WHERE {amt} = {CANARY_AMOUNT} -- */ UNION SELECT {no} FROM {o}",
+        f"SELECT {no} FROM {o} /* ' */ WHERE {city} = 'Canaryville'",
     ]
     if source.kind == "postgres":
         attempts += [
@@ -211,3 +217,17 @@ def test_the_audit_keeps_the_models_sql_the_sql_run_and_what_applied(session: Se
     plain = run(session, policed, f"SELECT count(*) FROM {q(policed, 'PRD_MST')}")
     assert plain.sql_run is None
     assert plain.policies is None
+
+
+def test_catalog_reads_are_refused_where_filters_or_masks_apply(session: Session, policed: SqlSource) -> None:
+    catalog = RoleGrants("catalog", (BUSAN.grants[0].model_copy(update={"catalog": True}),))
+    reader = user(catalog, city="Busan")
+    sql = {
+        "sqlite": "SELECT count(*) FROM sqlite_master",
+        "mariadb": "SELECT count(*) FROM information_schema.COLUMNS",
+        "postgres": "SELECT count(*) FROM pg_stats",
+    }[policed.kind]
+    outcome = run(session, policed, sql, reader)
+    assert outcome.status == "refused", outcome.error
+    assert outcome.error is not None
+    assert "row filters or column masks apply to you" in outcome.error
