@@ -6,9 +6,10 @@ stands (FROM, joins, subqueries, CTE bodies, set operations, lateral and correla
 the query reads only the rows the user may see and the masked values (`workers.sql.column_masks`). The inner read
 is schema-qualified (no CTE can stand in for it), its filter's columns are qualified with `ts_r` (a missing column
 fails instead of binding to an outer query), and `{user.ATTR}` values are bound parameters. A missing attribute makes
-the predicate that uses it match nothing. A view that reads a filtered or masked table is refused: what it would
-return cannot be filtered from the outside. The rewritten text is parsed again and must read exactly the tables it
-was built to read.
+the predicate that uses it match nothing. A view that reads a filtered or masked table is read through its own
+definition, rewritten the same way (`workers.sql.view_inlining`; a column hidden behind it reads as NULL there, so
+the definition still runs); a view whose definition cannot be read is refused. The rewritten text is parsed again
+and must read exactly the tables it was built to read.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from catalog.sql_tables import TableName, table_name, table_nodes
-from catalog.view_reads import NameRefused, Resolved, resolve
+from catalog.view_reads import MAX_VIEW_DEPTH, NameRefused, Resolved, resolve
 from core.data_policy import RowFilter
 from core.permissions import Principal
 from core.row_predicates import MaskKind, PredicateError, marker_index, parse_predicate
 from workers.sql.column_masks import masked_value
 from workers.sql.engines import family_of
 from workers.sql.guard import CheckedQuery
+from workers.sql.view_inlining import inlined, view_definition
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,12 @@ class PolicedQuery:
 
     def note(self) -> str:
         return "; ".join(self.applied)
+
+
+@dataclass
+class _View:
+    definition: exp.Query
+    columns: list[str]
 
 
 @dataclass
@@ -96,45 +104,72 @@ class _Rewrite:
         self.token = f"tsp{secrets.token_hex(4)}"
         self.params: dict[str, str] = {}
         self.applied: list[str] = []
-        self.tables: dict[TableName, _Table | None] = {}
+        self.tables: dict[TableName, _Table | _View | None] = {}
         self.expected: Counter[tuple[str, str | None]] = Counter()
         self._default_schema: str | None = None
 
     def run(self) -> PolicedQuery | None:
         statement = self.checked.statement.copy()
-        changed = False
-        for node in table_nodes(statement, self.dialect):
-            policed = self._policed(table_name(node))
-            if policed is None:
-                self.expected[_key(table_name(node))] += 1
-                continue
-            node.replace(self._subquery(node, policed))
-            self.expected[(policed.resolved.name.casefold(), policed.schema.casefold())] += 1
-            changed = True
-        if not changed:
+        if not self._rewrite(statement, in_view=False, depth=0):
             return None
         sql = statement.sql(dialect=self.dialect, comments=False)
         self._verify(sql)
         return PolicedQuery(*self._bind(sql), applied=self.applied)
 
+    def _rewrite(self, tree: exp.Expr, *, in_view: bool, depth: int) -> bool:
+        """Replace every policed table (and view with policed tables behind it) that `tree` reads."""
+        changed = False
+        for node in table_nodes(tree, self.dialect):
+            policed = self._policed(table_name(node))
+            if policed is None:
+                self.expected[_key(table_name(node))] += 1
+                continue
+            self._refuse_clauses(node)
+            if isinstance(policed, _View):
+                if depth >= MAX_VIEW_DEPTH:
+                    raise PolicyRefused(_view_refused(table_name(node)))
+                definition = policed.definition.copy()
+                self._rewrite(definition, in_view=True, depth=depth + 1)
+                replacement = inlined(definition, policed.columns, _alias(node))
+            else:
+                replacement = self._subquery(node, policed, in_view=in_view)
+                self.expected[(policed.resolved.name.casefold(), policed.schema.casefold())] += 1
+            for key in ("joins", "laterals"):  # a parenthesised join hangs its joins on its first table
+                if node.args.get(key):
+                    replacement.set(key, node.args[key])
+            node.replace(replacement)
+            changed = True
+        return changed
+
     # --- which tables, and what applies ---------------------------------------------------------------------------
 
-    def _policed(self, name: TableName) -> _Table | None:
+    def _policed(self, name: TableName) -> _Table | _View | None:
         if name in self.tables:
             return self.tables[name]
         resolved = resolve(self.conn, self.family, name)
-        if resolved.view_reads:
-            for schema, read in resolved.view_reads:
-                if self._restricted(read, schema):
-                    raise PolicyRefused(
-                        f"refused: view {name.written} reads data that is filtered or masked for you; "
-                        "query the tables it reads instead"
-                    )
-        found: _Table | None = None
-        if self._restricted(resolved.name, resolved.schema):
+        found: _Table | _View | None = None
+        if resolved.view_reads and any(self._restricted(read, schema) for schema, read in resolved.view_reads):
+            found = self._view(name, resolved)
+        elif self._restricted(resolved.name, resolved.schema):
             found = self._table(name, resolved)
         self.tables[name] = found
         return found
+
+    def _view(self, name: TableName, resolved: Resolved) -> _View:
+        if self._restricted(resolved.name, resolved.schema):  # filtered itself, and over filtered tables
+            raise PolicyRefused(_view_refused(name))
+        schema = resolved.schema if resolved.schema is not None else self._default()
+        definition = view_definition(self.conn, self.family, schema, resolved.name, self.dialect)
+        columns = self._columns(resolved.name, schema)
+        if definition is None or not columns:
+            raise PolicyRefused(_view_refused(name))
+        return _View(definition, columns)
+
+    def _columns(self, table: str, schema: str) -> list[str]:
+        try:
+            return [str(c["name"]) for c in inspect(self.conn).get_columns(table, schema=schema)]
+        except NoSuchTableError:
+            return []
 
     def _restricted(self, table: str, schema: str | None) -> bool:
         return self.principal.row_filter(self.database, table, schema) is not None or self.principal.may_mask(
@@ -143,10 +178,7 @@ class _Rewrite:
 
     def _table(self, name: TableName, resolved: Resolved) -> _Table:
         schema = resolved.schema if resolved.schema is not None else self._default()
-        try:
-            columns = [str(c["name"]) for c in inspect(self.conn).get_columns(resolved.name, schema=schema)]
-        except NoSuchTableError:
-            columns = []
+        columns = self._columns(resolved.name, schema)
         if not columns:
             raise PolicyRefused(f"refused: there is no table {name.written}; find tables with search_tables")
         row_filter = self.principal.row_filter(self.database, resolved.name, resolved.schema)
@@ -167,21 +199,27 @@ class _Rewrite:
 
     # --- building the subquery ------------------------------------------------------------------------------------
 
-    def _subquery(self, node: exp.Table, table: _Table) -> exp.Subquery:
+    def _refuse_clauses(self, node: exp.Table) -> None:
         extra = sorted(k for k, v in node.args.items() if v and k not in _KEPT_TABLE_ARGS)
         if extra:
             raise PolicyRefused(
-                f"refused: {', '.join(_CLAUSES.get(k, k.upper()) for k in extra)} cannot be used on table "
-                f"{table_name(node).written}, "
-                "which is filtered or masked for you; write the query without it"
+                f"refused: {', '.join(_CLAUSES.get(k, k.upper()) for k in extra)} cannot be used on "
+                f"{table_name(node).written}, which is filtered or masked for you; write the query without it"
             )
+
+    def _subquery(self, node: exp.Table, table: _Table, *, in_view: bool) -> exp.Subquery:
         items: list[exp.Expr] = []
         for column in table.columns:
             kind = table.masks.get(column)
-            if kind == "hide":
+            if kind == "hide" and not in_view:
                 continue
             ref = _ref(column)
-            value: exp.Expr = ref if kind is None else masked_value(kind, ref, self.family)
+            if kind is None:
+                value: exp.Expr = ref
+            elif kind == "hide":  # behind a view the column must exist for the definition; it reads as NULL
+                value = exp.Null()
+            else:
+                value = masked_value(kind, ref, self.family)
             items.append(exp.alias_(value, exp.to_identifier(column, quoted=True)))
         if not items:
             raise PolicyRefused(f"refused: table {table_name(node).written} has no column you may read")
@@ -193,15 +231,7 @@ class _Rewrite:
         select = exp.Select(expressions=items).from_(source)
         if table.row_filter is not None:
             select = select.where(self._condition(table, table.row_filter))
-        alias = node.args.get("alias")
-        if not isinstance(alias, exp.TableAlias):
-            written = node.this
-            alias = exp.TableAlias(this=exp.to_identifier(written.name, quoted=bool(written.args.get("quoted"))))
-        subquery = exp.Subquery(this=select, alias=alias.copy())
-        for key in ("joins", "laterals"):  # a parenthesised join hangs its joins on its first table
-            if node.args.get(key):
-                subquery.set(key, node.args[key])
-        return subquery
+        return exp.Subquery(this=select, alias=_alias(node))
 
     def _condition(self, table: _Table, row_filter: RowFilter) -> exp.Expr:
         alternatives: list[exp.Expr] = []
@@ -287,6 +317,22 @@ class _Rewrite:
         if self.family == "sqlite":
             return pattern.sub(r":\1", sql), dict(self.params)
         return pattern.sub(r"%(\1)s", sql.replace("%", "%%")), dict(self.params)
+
+
+def _alias(node: exp.Table) -> exp.TableAlias:
+    """The alias the query gave the table, or its name as written (so `ORD_MST.col` still names its columns)."""
+    alias = node.args.get("alias")
+    if isinstance(alias, exp.TableAlias):
+        return alias.copy()
+    written = node.this
+    return exp.TableAlias(this=exp.to_identifier(written.name, quoted=bool(written.args.get("quoted"))))
+
+
+def _view_refused(name: TableName) -> str:
+    return (
+        f"refused: view {name.written} reads data that is filtered or masked for you and cannot be read with "
+        "your filters; query the tables it reads instead"
+    )
 
 
 def _key(name: TableName) -> tuple[str, str | None]:

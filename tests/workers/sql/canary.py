@@ -42,6 +42,23 @@ CITIES = RoleGrants(
 EVERYTHING = RoleGrants("everything", (Grant(database="*", allow=["ORD_MST"]),))
 
 
+#: Views over the filtered and the masked table (and a view over a view), on top of the conftest ones.
+VIEWS = {
+    "V_BUSAN": "SELECT {ORD_NO}, {TOT_AMT}, {SHIP_CITY} FROM {ORD_MST}",
+    "V_BUSAN_OUTER": "SELECT v.{ORD_NO} FROM {V_BUSAN} v WHERE v.{TOT_AMT} IS NOT NULL OR 1 = 1",
+    "V_CUSTOMERS": "SELECT {CUST_ID}, {CUST_NM}, {TEL_NO}, {EMAIL} FROM {CUST_MST}",
+}
+
+
+class _Quoted(dict[str, str]):
+    def __init__(self, quote: Any) -> None:
+        super().__init__()
+        self.quote = quote
+
+    def __missing__(self, key: str) -> str:
+        return str(self.quote(key))
+
+
 def user(*roles: RoleGrants, **attributes: str | tuple[str, ...]) -> Principal:
     return Principal(platform="slack", user_id="U_BUSAN", roles=roles, attributes=attributes)
 
@@ -70,6 +87,8 @@ def canary_source(
                 ),
                 {"i": CANARY_CUSTOMER, "n": CANARY_NAME, "t": CANARY_TEL, "e": CANARY_EMAIL, "d": "2024-01-02"},
             )
+            for name, body in VIEWS.items():
+                conn.exec_driver_sql(f"CREATE VIEW {q(name)} AS {body.format_map(_Quoted(q))}")
         yield source
 
 

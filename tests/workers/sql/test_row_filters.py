@@ -20,6 +20,7 @@ from core.store.models import ExecutedSql
 from tests.workers.sql.canary import (
     BUSAN,
     CANARY_AMOUNT,
+    CANARY_CITY,
     CANARY_CUSTOMER,
     CANARY_NAME,
     CANARY_ORDER,
@@ -76,7 +77,11 @@ def bypass_attempts(source: SqlSource) -> list[str]:
         f"WITH x AS (SELECT {email} AS e FROM {c}) SELECT e FROM x WHERE e LIKE '%@%'",
         f"SELECT {tel} FROM {c}",
         f"SELECT max({tel}) FROM {c}",
-        f"SELECT {quote('V_ORDERS')}.* FROM {quote('V_ORDERS')}",
+        f"SELECT {quote('V_ORDERS')}.* FROM {quote('V_ORDERS')} ORDER BY {amt} DESC LIMIT 1",
+        f"SELECT * FROM {quote('V_BUSAN_OUTER')} WHERE {no} = '{CANARY_ORDER}'",
+        f"SELECT max({amt}), count(*) FROM {quote('V_BUSAN')} WHERE {city} = '{CANARY_CITY}'",
+        f"SELECT * FROM {quote('V_CUSTOMERS')} WHERE {cust} = '{CANARY_CUSTOMER}'",
+        f"SELECT {email}, {tel} FROM {quote('V_CUSTOMERS')} ORDER BY {email} DESC LIMIT 1",
         f"SELECT count(*) FROM {o} a, {o} b WHERE a.{no} = b.{no} AND a.{amt} > 900000000",
         f"SELECT {no} FROM {o} WHERE {no} IN (SELECT {no} FROM {o} WHERE {amt} > 900000000)",
         f"SELECT o.{no}, c.{email} FROM ({o} o JOIN {c} c ON c.{cust} = o.{cust}) ORDER BY o.{amt} DESC LIMIT 1",
@@ -160,12 +165,29 @@ def test_masked_values_stay_countable(session: Session, policed: SqlSource) -> N
     assert values.rows == [("***", hashlib.md5(CANARY_NAME.encode(), usedforsecurity=False).hexdigest())]
 
 
-def test_a_view_over_a_filtered_table_is_refused(session: Session, policed: SqlSource) -> None:
-    outcome = run(session, policed, f"SELECT * FROM {q(policed, 'V_ORDERS')}")
-    assert outcome.status == "refused"
-    assert outcome.error is not None
-    assert "filtered or masked for you" in outcome.error
-    assert outcome.rows == []
+def test_a_view_over_a_filtered_table_reads_the_filtered_rows(session: Session, policed: SqlSource) -> None:
+    qo, qcity = quoter(policed)("ORD_MST"), quoter(policed)("SHIP_CITY")
+    busan = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {qcity} = 'Busan'")
+    view = q(policed, "V_BUSAN")
+    outcome = run(session, policed, f"SELECT count(*), max({q(policed, 'TOT_AMT')}) FROM {view}")
+    assert outcome.status == "ok", outcome.error
+    assert int(outcome.rows[0][0]) == busan
+    assert outcome.policies == "rows of ORD_MST filtered (SHIP_CITY = {user.city})"
+    aliased = run(session, policed, f"SELECT v.{q(policed, 'ORD_NO')} FROM {view} v ORDER BY 1 DESC LIMIT 1")
+    assert aliased.status == "ok", aliased.error
+    assert aliased.rows != [("O-CANARY-0001",)]
+    nested = run(session, policed, f"SELECT count(*) FROM {q(policed, 'V_BUSAN_OUTER')}")
+    assert nested.status == "ok", nested.error
+    assert int(nested.rows[0][0]) == busan
+
+
+def test_a_view_over_a_masked_table_reads_the_masked_values(session: Session, policed: SqlSource) -> None:
+    outcome = run(session, policed, f"SELECT * FROM {q(policed, 'V_CUSTOMERS')}")
+    assert outcome.status == "ok", outcome.error
+    assert outcome.columns == ["CUST_ID", "CUST_NM", "TEL_NO", "EMAIL"]
+    assert leaks(outcome, secrets_of(policed)) == []
+    assert {row[2] for row in outcome.rows} == {None}
+    assert {row[3] for row in outcome.rows} <= {None, "***"}
 
 
 def test_two_roles_see_the_union_of_their_rows(session: Session, policed: SqlSource) -> None:
