@@ -226,10 +226,10 @@ def test_catalog_reads_need_a_role_that_grants_them(session: Session, sql_source
     for sql in CATALOG_READS[sql_source.kind]:
         for principal in (STAFF, Principal.for_operator()):
             refused = _run(session, sql_source, sql, principal)
-            assert refused.status == "refused", (sql, refused.message)
+            assert refused.status == "refused", (sql, refused.error)
             assert not refused.rows
         allowed = _run(session, sql_source, sql, granted)
-        assert allowed.status == "ok", (sql, allowed.message)
+        assert allowed.status == "ok", (sql, allowed.error)
         assert allowed.rows
     # the grant opens the catalog, not the tables the role denies
     emp = _q(sql_source, "EMP_MST")
@@ -243,7 +243,7 @@ def test_long_values_are_cut_and_the_model_is_told(session: Session, sql_source:
         "postgres": "SELECT repeat('a', 6000) AS t",
     }[sql_source.kind]
     outcome = _run(session, sql_source, long_text)
-    assert outcome.status == "ok", outcome.message
+    assert outcome.status == "ok", outcome.error
     assert len(outcome.rows[0][0]) <= MAX_CELL_CHARS + 1
     assert outcome.values_cut == 1
     assert f"(1 long value was cut to {MAX_CELL_CHARS} characters)" in result_text(outcome, SqlLimits())
