@@ -19,7 +19,7 @@ from workers.sql import SqlOutcome, run_sql
 CANARY_ORDER = "O-CANARY-0001"
 CANARY_CITY = "Canaryville"
 CANARY_AMOUNT = 987654321
-CANARY_CUSTOMER = "C-CANARY"
+CANARY_CUSTOMER = "C999999"
 CANARY_NAME = "Canary Secret Trading"
 CANARY_TEL = "010-9999-CANARY"
 CANARY_EMAIL = "canary@secret.example"

@@ -115,3 +115,55 @@ def test_generated_queries_see_exactly_the_filtered_rows(session: Session, polic
     with policed.admin.connect() as conn:
         expected = [tuple(r) for r in conn.execute(text(render(template, policed, filtered)))]
     assert normal(outcome.rows) == normal(expected[:200]) or outcome.truncated, sql
+
+
+MASKED_COLUMNS = ["CUST_NM", "EMAIL", "TEL_NO", "CITY_NM"]
+WRAPS = ["{}", "upper({})", "lower({})", "substr({}, 1, 4)", "max({})", "min({})", "count(DISTINCT {})"]
+MASKED_WHERES = [
+    "",
+    "WHERE {} LIKE '%@%'",
+    "WHERE {} = 'canary@secret.example'",
+    "WHERE {} IS NOT NULL",
+    "WHERE {} > ''",
+    "WHERE lower({}) LIKE '%canary%'",
+]
+MASKED_FROMS = ["{C} c", "(SELECT * FROM {C} x) c", "(SELECT * FROM {C} x UNION ALL SELECT * FROM {C} y) c"]
+
+
+@st.composite
+def masked_queries(draw: st.DrawFn) -> tuple[str, bool]:
+    """A query over CUST_MST's masked columns, and whether it names the hidden TEL_NO."""
+    shown = draw(st.sampled_from(MASKED_COLUMNS))
+    tested = draw(st.sampled_from(MASKED_COLUMNS))
+    wrap = draw(st.sampled_from(WRAPS))
+    where = draw(st.sampled_from(MASKED_WHERES)).format("c.{" + tested + "}")
+    source = draw(st.sampled_from(MASKED_FROMS))
+    sql = f"SELECT {wrap.format('c.{' + shown + '}')} FROM {source} {where}"
+    if "(" not in wrap or wrap.startswith(("upper", "lower", "substr")):
+        sql += draw(st.sampled_from(["", " ORDER BY 1 DESC LIMIT 1", " ORDER BY 1 LIMIT 5"]))
+    return sql, "{TEL_NO}" in sql
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(query=masked_queries())
+def test_generated_queries_never_see_a_masked_value(
+    session: Session, policed: SqlSource, query: tuple[str, bool]
+) -> None:
+    template, names_hidden = query
+    names = {c: q(policed, c) for c in MASKED_COLUMNS}
+    sql = template.format(C=q(policed, "CUST_MST"), **names)
+    outcome = run(session, policed, sql)
+    secret = _secrets.get(policed.name) or _secrets.setdefault(policed.name, secrets_of(policed))
+    assert leaks(outcome, secret) == [], sql
+    assert not [c for row in outcome.rows for c in row if isinstance(c, str) and "canary" in c.lower()], sql
+    if names_hidden:
+        assert outcome.status == "error", (sql, outcome.error)
+        assert outcome.error is not None
+        assert "TEL_NO" in outcome.error  # named as the model wrote it, like any unknown column
+    else:
+        assert outcome.status == "ok", (sql, outcome.error)
