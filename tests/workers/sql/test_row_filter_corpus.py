@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from tests.workers.sql.canary import canary_source, leaks, q, quoter, run, secrets_of
 from tests.workers.sql.conftest import ENGINES, SqlSource
 
-EXAMPLES = 60
+EXAMPLES = 150
 _secrets: dict[str, set[str]] = {}
 
 
