@@ -24,8 +24,8 @@ from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.encoders import Embedder, Reranker
 from search.fusion import best_first, reciprocal_rank_fusion
-from search.masked_hits import MaskedHits
 from search.limits import MAX_K as MAX_K
+from search.masked_hits import MaskedHits
 from search.notes import readable_notes, seen_in_full
 from search.ordering import place_copies, take_slots
 from search.query_text import tsquery
