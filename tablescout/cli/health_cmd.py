@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import socket
-import urllib.error
-import urllib.request
 from typing import Annotated, Any
 
 import typer
@@ -39,6 +37,9 @@ def bot(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=120, help="Seconds to wait.")] = 5.0,
 ) -> None:
     """Ask the bot server's /healthz; healthy when it answers 200."""
+    import urllib.error  # here, not at the top: no other command needs an HTTP client
+    import urllib.request
+
     if not url.startswith(("http://", "https://")):
         raise UnhealthyError(f"--url must be an http:// or https:// URL, not {url!r}")
     # A probe talks to its own pod; an HTTP(S)_PROXY in the environment must not route it elsewhere.
