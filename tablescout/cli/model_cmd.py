@@ -17,8 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -233,6 +231,9 @@ def local_model_server(config: Settings, *, threads: int | None = None) -> Itera
 
 
 def _wait_until_ready(child: subprocess.Popen[bytes], root: str, log: Path) -> None:
+    import urllib.error  # here, not at the top: no other command needs an HTTP client
+    import urllib.request
+
     give_up = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < give_up:
         if child.poll() is not None:
