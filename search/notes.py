@@ -31,6 +31,7 @@ from core.store.repositories import search_queries as queries
 from core.store.repositories import sources as source_repo
 from search.encoders import Embedder
 from search.indexing import index_note
+from search.note_masks import reveals_masked
 
 MAX_NOTE_CHARS = 2000
 MAX_NOTE_TABLES = 10
@@ -221,9 +222,14 @@ def _is_author(note: Note, viewer: tuple[str, str] | None) -> bool:
     return viewer is not None and (note.author_platform, note.author_id) == tuple(viewer)
 
 
-def _all_seen(principal: Principal, attached: Sequence[note_repo.Attachment], rows: dict[int, SourceTable]) -> bool:
+def _all_seen(
+    principal: Principal, attached: Sequence[note_repo.Attachment], rows: dict[int, SourceTable], text: str
+) -> bool:
     return bool(attached) and all(
-        a.table_id in rows and principal.may_see_table(a.database, rows[a.table_id]) for a in attached
+        a.table_id in rows
+        and principal.may_see_table(a.database, rows[a.table_id])
+        and not reveals_masked(principal, a.database, rows[a.table_id], text)
+        for a in attached
     )
 
 
@@ -242,7 +248,7 @@ def _readable(
         return True
     if note.private and not _is_author(note, viewer):
         return False
-    return _all_seen(principal, attached, rows)
+    return _all_seen(principal, attached, rows, note.text)
 
 
 def seen_in_full(session: Session, principal: Principal, note_ids: Sequence[int]) -> set[int]:
@@ -251,7 +257,8 @@ def seen_in_full(session: Session, principal: Principal, note_ids: Sequence[int]
         return set(note_ids)
     attached = note_repo.attachments(session, list(dict.fromkeys(note_ids)))
     rows = _attached_rows(session, attached)
-    return {n for n, items in attached.items() if _all_seen(principal, items, rows)}
+    texts = note_repo.texts(session, list(attached))
+    return {n for n, items in attached.items() if _all_seen(principal, items, rows, texts.get(n, ""))}
 
 
 def readable_notes(

@@ -82,6 +82,13 @@ def live(session: Session, note_id: int) -> Note | None:
     return session.scalars(select(Note).where(Note.id == note_id, Note.deleted_at.is_(None))).first()
 
 
+def texts(session: Session, note_ids: Sequence[int]) -> dict[int, str]:
+    """The text of each of `note_ids`."""
+    if not note_ids:
+        return {}
+    return dict(session.execute(select(Note.id, Note.text).where(Note.id.in_(list(note_ids)))).tuples().all())
+
+
 def attachments(session: Session, note_ids: Sequence[int]) -> dict[int, list[Attachment]]:
     """note id → the tables it is attached to, ordered by database, schema and name."""
     if not note_ids:

@@ -9,6 +9,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import delete, func, select
+
+from core.permissions import Principal, resolve_principal
+from core.store.models import Note
+from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say
 from tests.support import run_cli
 from tests.workers.turns.mask_world import (
@@ -148,3 +153,46 @@ def test_the_card_command_shows_the_card_as_the_user_sees_it(mask_world: MaskWor
     body = json.loads(as_json.stdout)
     assert (body["row_count"], body["rows_filtered"], body["sample"]) == (None, True, None)
     assert _leaks(as_json.stdout) == []
+
+
+NOTES_ON_CUSTOMERS = {
+    "quotes a masked value": f"Customers graded {GRADES[0]} get free shipping on every order.",
+    "names a hidden column": "TEL_NO holds the number from sign-up and is not kept up to date.",
+    "harmless": "CUST_MST is the customer master; one row per customer.",
+}
+
+
+def test_a_note_naming_or_quoting_a_masked_column_is_not_shown_to_whom_it_is_masked(
+    mask_world: MaskWorld, fake_anthropic: FakeModelServer
+) -> None:
+    store = mask_world.world.installation.store
+    with store.transaction() as session:
+        before = session.scalar(select(func.max(Note.id))) or 0
+        for text in NOTES_ON_CUSTOMERS.values():
+            save_note(
+                session,
+                Principal.for_operator(),
+                mask_world.world.encoders.embedder,
+                database=mask_world.database,
+                tables=["CUST_MST"],
+                text=text,
+                author=("slack", "U_ALL"),
+                private=False,
+            )
+    try:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("open_table_card", {"database": mask_world.database, "table": "CUST_MST"})
+        ]
+        [full] = _tools(mask_world, fake_anthropic, "U_ALL", calls)
+        assert all(text in full for text in NOTES_ON_CUSTOMERS.values()), full
+        [masked] = _tools(mask_world, fake_anthropic, "U_BUSAN", calls)
+        assert NOTES_ON_CUSTOMERS["harmless"] in masked
+        assert NOTES_ON_CUSTOMERS["quotes a masked value"] not in masked
+        assert NOTES_ON_CUSTOMERS["names a hidden column"] not in masked
+        with store.transaction() as session:
+            principal = resolve_principal(session, mask_world.world.settings.file, "slack", "U_BUSAN")
+            listed = [n.text for n in list_notes(session, principal, ("slack", "U_BUSAN"), database="masked")]
+        assert listed == [NOTES_ON_CUSTOMERS["harmless"]]
+    finally:
+        with store.transaction() as session:
+            session.execute(delete(Note).where(Note.id > before))
