@@ -6,6 +6,10 @@ row. The answer is the turn's `answer` outbox row, written by the turn engine in
 answer. `deliver_answer` locks that row while it posts, so two deliveries of one answer never run at once, and
 edits the message it stored (the status message, or an answer an earlier attempt created) instead of posting a
 new one: however often delivery is retried, the thread shows one answer. Status trouble never fails a turn.
+
+In a Slack assistant thread there is no status message: progress is the thread's status line, set per round, and
+the answer is streamed into a new message whose ts is stored as the `status` row the moment the stream starts (in
+its own transaction), so a retry after a crash mid-stream edits that message rather than posting a second answer.
 """
 
 from __future__ import annotations
@@ -61,10 +65,13 @@ class StatusReporter:
     def __call__(self, text: str) -> None:
         if self._broken or text == self._shown:
             return
-        if self.message_id is not None and time.monotonic() - self._shown_at < STATUS_INTERVAL_S:
+        shown_once = self.message_id is not None or (self.to.assistant and bool(self._shown))
+        if shown_once and time.monotonic() - self._shown_at < STATUS_INTERVAL_S:
             return
         try:
-            if self.message_id is None:
+            if self.to.assistant:
+                self.outbound.set_thread_status(self.to, text)
+            elif self.message_id is None:
                 self.message_id = self.outbound.post_status(self.to, text)
                 _record_status(self.store, self.turn_id, self.message_id, text)
             else:
@@ -103,7 +110,8 @@ def deliver_answer(store: Store, outbounds: Outbounds, turn_id: int) -> Delivery
         row.attempts += 1
         row.updated_at = now()
         try:
-            message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload)
+            created = (lambda ts: _record_status(store, turn_id, ts, "answer stream")) if to.assistant else None
+            message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload, created)
         except DeliveryFailed as exc:
             row.message_id = exc.message_id or row.message_id
             row.last_error = str(exc)[:2000]

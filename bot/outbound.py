@@ -1,7 +1,10 @@
 """The outbound half of the chat adapters, as the worker uses it: one interface over Slack and Teams.
 
-`Outbound` posts a turn's status message, edits it as the turn progresses, and replaces it with the answer. Both
-platforms' failures become `DeliveryFailed`, which says whether the answer message was (or may have been) created,
+`Outbound` posts a turn's status message, edits it as the turn progresses, and replaces it with the answer. In a
+Slack assistant thread (a `Destination` whose reference says so) progress is the thread's status line instead
+(`set_thread_status`) and the answer is streamed into a new message, whose ts `post_answer` hands to `created` as
+soon as Slack gives it, so a retry edits that message instead of posting a second answer. Both platforms'
+failures become `DeliveryFailed`, which says whether the answer message was (or may have been) created,
 so the caller can record it and never post the answer twice. `Outbounds` keeps one client per platform for a
 worker process; a platform that is not configured is reported as a `DeliveryFailed` with the reason.
 """
@@ -10,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.slack.web import SlackDeliveryError, SlackPoster
+from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, StreamTo
 from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
 from core.errors import ConfigError, TablescoutError
 from core.settings import Settings
@@ -43,7 +46,16 @@ class Destination:
     platform: str
     channel_id: str
     thread_id: str  # "" for a direct-message conversation answered at top level
-    reference: Mapping[str, Any] | None  # Teams conversation reference
+    reference: Mapping[str, Any] | None  # Teams conversation reference; Slack: an assistant thread's
+
+    @property
+    def assistant(self) -> bool:
+        """A Slack assistant thread (the AI app surface): status line and streamed answers instead of messages."""
+        return self.platform == "slack" and bool(self.reference) and (self.reference or {}).get("surface") == ASSISTANT
+
+
+#: Called with the answer message's id as soon as it exists (before a streamed answer is complete).
+Created = Callable[[str], None]
 
 
 class Outbound(Protocol):
@@ -51,7 +63,11 @@ class Outbound(Protocol):
 
     def update_status(self, to: Destination, message_id: str, text: str) -> None: ...
 
-    def post_answer(self, to: Destination, message_id: str | None, payload: Mapping[str, Any]) -> str: ...
+    def set_thread_status(self, to: Destination, text: str) -> None: ...
+
+    def post_answer(
+        self, to: Destination, message_id: str | None, payload: Mapping[str, Any], created: Created | None = None
+    ) -> str: ...
 
     def post_text(self, to: Destination, text: str) -> str: ...
 
@@ -74,9 +90,19 @@ class SlackOutbound:
         with _slack_failures():
             self.poster.update_status(to.channel_id, message_id, text)
 
-    def post_answer(self, to: Destination, message_id: str | None, payload: Mapping[str, Any]) -> str:
+    def set_thread_status(self, to: Destination, text: str) -> None:
         with _slack_failures():
-            return self.poster.post_answer(to.channel_id, to.thread_id or None, message_id, dict(payload))
+            self.poster.set_thread_status(to.channel_id, to.thread_id, text)
+
+    def post_answer(
+        self, to: Destination, message_id: str | None, payload: Mapping[str, Any], created: Created | None = None
+    ) -> str:
+        stream = None
+        if to.assistant and to.thread_id:
+            reference = to.reference or {}
+            stream = StreamTo(str(reference.get("user_id") or ""), str(reference.get("team_id") or ""), created)
+        with _slack_failures():
+            return self.poster.post_answer(to.channel_id, to.thread_id or None, message_id, dict(payload), stream)
 
     def post_text(self, to: Destination, text: str) -> str:
         with _slack_failures():
@@ -112,7 +138,12 @@ class TeamsOutbound:
     def update_status(self, to: Destination, message_id: str, text: str) -> None:
         self._run(self.poster.update_status(_reference(to), message_id, text))
 
-    def post_answer(self, to: Destination, message_id: str | None, payload: Mapping[str, Any]) -> str:
+    def set_thread_status(self, to: Destination, text: str) -> None:
+        raise DeliveryFailed("Teams has no assistant threads", final=True)
+
+    def post_answer(
+        self, to: Destination, message_id: str | None, payload: Mapping[str, Any], created: Created | None = None
+    ) -> str:
         return str(self._run(self.poster.post_answer(_reference(to), message_id, payload)))
 
     def post_text(self, to: Destination, text: str) -> str:

@@ -4,6 +4,8 @@ imports `slack_bolt`.
 Handled: `app_mention` in channels (answered in the thread), `message.im` (direct messages, private), messages in
 a channel thread the bot already answers in (follow-ups, same conversation), "remember this: …" in any of those,
 and the "Remember this" message shortcut (callback id `remember_this`), which saves the message it was used on.
+The agents and AI apps surface (assistant threads: greeting, suggested prompts, the viewed channel as context,
+the thread title) is bot/slack/assistant.py, on bolt's `Assistant` middleware; its answers stream (bot/delivery.py).
 
 Bolt runs with `process_before_response`: the signature (and its timestamp, refused when more than five minutes
 old) is checked first, then the listener stores the turn and its job in one transaction, and only then does Slack
@@ -24,6 +26,7 @@ from slack_bolt import Ack, App, BoltContext, BoltRequest
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot.intake import Accepted, IncomingMessage, accept
+from bot.slack.assistant import assistant_middleware, first_question, thread_title
 from bot.slack.web import SlackDeliveryError, SlackPoster, web_client
 from core.errors import ConfigError
 from core.settings import Settings
@@ -80,6 +83,11 @@ class SlackInbound:
             )
         except Exception as exc:  # bolt checks the token with auth.test and raises its own error types
             raise ConfigError(f"Slack refused the bot token or could not be reached: {exc}") from exc
+        self.app.assistant(
+            assistant_middleware(
+                store, lambda: settings.file, on_message=self._on_message, on_question=self._on_assistant_question
+            )
+        )
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
         self.app.shortcut(REMEMBER_SHORTCUT)(self._on_remember_shortcut)
@@ -151,6 +159,36 @@ class SlackInbound:
             bot_user_id=context.bot_user_id,
         )
         self._store(message)
+
+    def _on_assistant_question(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
+        """A message in an assistant thread: a private turn in that thread; the first one titles the thread."""
+        if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
+            return
+        ts = str(event.get("ts") or "")
+        message = IncomingMessage(
+            platform="slack",
+            event_id=str(body.get("event_id") or f"{event.get('channel')}:{ts}"),
+            workspace_id=_team(body, event),
+            channel_id=str(event.get("channel") or ""),
+            thread_id=str(event.get("thread_ts") or ""),
+            user_id=str(event["user"]),
+            text=str(event.get("text") or ""),
+            private=True,
+            bot_user_id=context.bot_user_id,
+        )
+        accepted = self._store(message)
+        if accepted.turn_id is not None and not accepted.duplicate:
+            self.background.submit(self._title, message, accepted.turn_id)
+
+    def _title(self, message: IncomingMessage, turn_id: int) -> None:
+        try:
+            question = first_question(self.store, turn_id)
+            if question:
+                self.poster.set_thread_title(message.channel_id, message.thread_id, thread_title(question))
+        except SlackDeliveryError as exc:
+            log.warning("could not title assistant thread in %s: %s", message.channel_id, exc)
+        except Exception:  # the title is decoration: the turn runs regardless
+            log.exception("could not title assistant thread in %s", message.channel_id)
 
     def _on_remember_shortcut(self, ack: Ack, body: dict[str, Any]) -> None:
         ack()

@@ -4,13 +4,21 @@ result CSVs, and the read calls directory sync makes (`read_api`). The one modul
 Every call goes through `slack_sdk.WebClient` with retry handlers: HTTP 429 is retried after the Retry-After the
 answer names (up to `RATE_LIMIT_RETRIES` times), a dropped connection once more. A retried delivery never duplicates
 the answer: `post_answer` edits the message whose ts the caller stored (the status message, or the answer of an
-earlier attempt) instead of posting a new one. Every failure becomes a `SlackDeliveryError` whose message says what
+earlier attempt) instead of posting a new one.
+
+In a Slack assistant thread the status is the thread's status line (`assistant.threads.setStatus`) and the answer is
+streamed (`chat.startStream`, `chat.appendStream`, `chat.stopStream` with the SQL and result blocks at the end).
+The stream's ts goes to the caller the moment Slack gives it (`StreamTo.created`), so a later retry edits it. When
+Slack refuses to start a stream the answer is posted as a message; when a started stream fails (expired, refused)
+the streamed message is replaced by the whole answer with `chat.update`; either way the thread shows one answer.
+Every failure becomes a `SlackDeliveryError` whose message says what
 failed and never carries the token.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +40,14 @@ DEFAULT_API_URL = "https://slack.com/api/"
 RATE_LIMIT_RETRIES = 5
 CONNECTION_RETRIES = 1
 TIMEOUT_S = 30
+log = logging.getLogger(__name__)
+#: `Conversation.reference["surface"]` of a Slack assistant thread (the agents and AI apps surface).
+ASSISTANT = "assistant"
+#: Characters of the answer's Markdown sent per chat.appendStream (Slack takes at most 12,000 per call).
+STREAM_PIECE = 400
+STREAM_LIMIT = 12000
+#: The thread status line holds a short phrase.
+THREAD_STATUS_LIMIT = 150
 
 
 class SlackDeliveryError(TablescoutError):
@@ -69,6 +85,15 @@ def web_client(token: str, api_url: str | None = None, *, timeout: int = TIMEOUT
             RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
         ],
     )
+
+
+@dataclass(frozen=True)
+class StreamTo:
+    """Stream the answer to this user of an assistant thread; `created(ts)` is called once the stream exists."""
+
+    user_id: str
+    team_id: str
+    created: Callable[[str], None] | None = None
 
 
 class SlackReadError(TablescoutError):
@@ -159,10 +184,30 @@ class SlackPoster:
         """Change the status message's text as rounds progress."""
         self._update(channel, ts, status_message(text))
 
-    def post_answer(self, channel: str, thread_ts: str | None, status_ts: str | None, payload: dict[str, Any]) -> str:
+    def set_thread_status(self, channel: str, thread_ts: str, text: str) -> None:
+        """An assistant thread's status line ("Running SQL on erp…"); "" clears it."""
+        with self._calling("assistant.threads.setStatus"):
+            self.client.assistant_threads_setStatus(
+                channel_id=channel, thread_ts=thread_ts, status=_status_phrase(text)
+            )
+
+    def set_thread_title(self, channel: str, thread_ts: str, title: str) -> None:
+        """An assistant thread's title (its first question), as the user's history lists it."""
+        with self._calling("assistant.threads.setTitle"):
+            self.client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts, title=title)
+
+    def post_answer(
+        self,
+        channel: str,
+        thread_ts: str | None,
+        status_ts: str | None,
+        payload: dict[str, Any],
+        stream: StreamTo | None = None,
+    ) -> str:
         """Show the answer: edit the message `status_ts` when known (the status message, or the answer a failed
-        earlier attempt posted), otherwise post it in the thread; then upload a CSV of each result too large for the
-        message's table. Returns the answer message's ts, which the caller stores."""
+        earlier attempt posted), otherwise stream it (`stream`, an assistant thread) or post it in the thread; then
+        upload a CSV of each result too large for the message's table. Returns the answer message's ts, which the
+        caller stores."""
         message = answer_message(payload)
         ts = None
         if status_ts:
@@ -172,6 +217,8 @@ class SlackPoster:
             except SlackDeliveryError as exc:
                 if exc.error != "message_not_found":  # someone deleted the status message: post the answer anew
                     raise
+        if ts is None and stream is not None and thread_ts:
+            ts = self._stream(channel, thread_ts, payload, message, stream)
         if ts is None:
             ts = self._post(channel, thread_ts, message)
         files = result_files(payload)
@@ -184,6 +231,46 @@ class SlackPoster:
                 raise SlackDeliveryError(
                     f"the answer was posted but its CSV file was not: {exc}", error=exc.error, answer_ts=ts
                 ) from exc
+        return ts
+
+    def _stream(
+        self, channel: str, thread_ts: str, payload: dict[str, Any], message: SlackMessage, to: StreamTo
+    ) -> str | None:
+        """Stream the answer into the thread; None when Slack would not start a stream (the caller posts instead)."""
+        markdown = str(payload.get("answer") or "").strip()[:STREAM_LIMIT] or message.text
+        pieces = [markdown[i : i + STREAM_PIECE] for i in range(0, len(markdown), STREAM_PIECE)] or [message.text]
+        try:
+            with self._calling("chat.startStream"):
+                started = self.client.chat_startStream(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    markdown_text=pieces[0],
+                    recipient_user_id=to.user_id or None,
+                    recipient_team_id=to.team_id or None,
+                )
+        except SlackDeliveryError as exc:
+            log.info("Slack would not start a stream in %s (%s); posting the answer instead", channel, exc)
+            return None
+        ts = started.get("ts")
+        if not isinstance(ts, str) or not ts:
+            raise SlackDeliveryError("Slack chat.startStream answered without a message ts")
+        if to.created is not None:
+            to.created(ts)
+        try:
+            for piece in pieces[1:]:
+                with self._calling("chat.appendStream"):
+                    self.client.chat_appendStream(channel=channel, ts=ts, markdown_text=piece)
+            extras = stream_extras(payload, message)
+            with self._calling("chat.stopStream"):
+                self.client.chat_stopStream(channel=channel, ts=ts, blocks=extras or None)
+        except SlackDeliveryError as exc:  # the stream expired or was refused: the whole answer replaces it
+            log.warning("the answer stream in %s broke off (%s); replacing it with the whole answer", channel, exc)
+            try:
+                self._update(channel, ts, message)
+            except SlackDeliveryError as update_failed:
+                if update_failed.error != "message_not_found":
+                    raise SlackDeliveryError(str(update_failed), error=update_failed.error, answer_ts=ts) from exc
+                return None  # the streamed message is gone: post the answer anew
         return ts
 
     def _post(self, channel: str, thread_ts: str | None, message: SlackMessage) -> str:
@@ -227,6 +314,23 @@ class SlackPoster:
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._token, "[token]") if self._token else text
+
+
+def stream_extras(payload: dict[str, Any], message: SlackMessage) -> list[dict[str, Any]]:
+    """The answer's blocks after its text (SQL, results, tables used, buttons): what a streamed answer, whose text
+    came as Markdown, shows at its end. The text's own sections are the leading ones an answer without SQL has."""
+    text_only = answer_message({"answer": payload.get("answer")}).blocks
+    lead = 0
+    for mine, plain in zip(message.blocks, text_only, strict=False):
+        if mine != plain or mine.get("type") != "section":
+            break
+        lead += 1
+    return message.blocks[lead:]
+
+
+def _status_phrase(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= THREAD_STATUS_LIMIT else text[: THREAD_STATUS_LIMIT - 1].rstrip() + "…"
 
 
 def _optional_str(value: object) -> str | None:

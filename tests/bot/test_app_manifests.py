@@ -10,6 +10,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from bot.slack.app import REMEMBER_SHORTCUT
+from bot.slack.assistant import ASSISTANT_EVENTS
 from tests.support import REPO
 
 APPS = REPO / "deploy" / "chat-apps"
@@ -31,6 +32,11 @@ def test_slack_manifest_subscribes_to_what_the_bot_handles() -> None:
     manifest = slack_manifest()
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     assert {"app_mention", "message.im", "message.channels", "message.groups"} <= events
+    assert set(ASSISTANT_EVENTS) <= events
+    view = manifest["features"]["assistant_view"]
+    assert view["assistant_description"].strip()
+    assert 1 <= len(view["suggested_prompts"]) <= 4
+    assert all(p["title"].strip() and p["message"].strip() for p in view["suggested_prompts"])
     [shortcut] = manifest["features"]["shortcuts"]
     assert (shortcut["type"], shortcut["callback_id"]) == ("message", REMEMBER_SHORTCUT)
     for url in (
@@ -45,10 +51,11 @@ def test_slack_manifest_grants_the_scopes_of_every_call_and_event() -> None:
     scopes = set(slack_manifest()["oauth_config"]["scopes"]["bot"])
     needed = {
         "app_mentions:read",  # app_mention events
+        "assistant:write",  # assistant.threads.setStatus / setTitle / setSuggestedPrompts, assistant thread events
         "channels:history",  # message.channels: follow-ups in public channel threads
         "groups:history",  # message.groups: the same in private channels
         "im:history",  # message.im: direct messages
-        "chat:write",  # chat.postMessage and chat.update: the status message and the answer
+        "chat:write",  # chat.postMessage, chat.update, chat.startStream/appendStream/stopStream: status and answer
         "files:write",  # files.getUploadURLExternal / completeUploadExternal: result CSVs
         "commands",  # the Remember this message shortcut
         "usergroups:read",  # usergroups.list and usergroups.users.list: directory sync

@@ -5,7 +5,11 @@ Slack for the methods tablescout uses.
         WebClient(token=slack.token, base_url=slack.url)   # slack.url ends in "/api/"
 
 Methods: `auth.test`, `chat.postMessage`, `chat.update`, `files.getUploadURLExternal`, the upload POST to the URL
-it hands out (on this server), `files.completeUploadExternal`. Other helpers add methods with
+it hands out (on this server), `files.completeUploadExternal`, `assistant.threads.setStatus` / `setTitle` /
+`setSuggestedPrompts` (recorded; `slack.thread_status(channel, thread)` is the latest status), and the streaming
+methods `chat.startStream` (a new message in the thread, `streaming` True), `chat.appendStream` (its Markdown
+grows; `message_not_in_streaming_state` once stopped) and `chat.stopStream` (blocks added, `streaming` False).
+`fail("chat.appendStream", "streaming_state_conflict")` breaks a stream mid-answer. Other helpers add methods with
 `slack.register(method, handler)`; an unknown method answers `unknown_method`.
 
 Like Slack, every method answers HTTP 200 with `{"ok": false, "error": ...}` on failure: `not_authed` without a
@@ -48,6 +52,9 @@ MAX_BLOCKS = 50
 SECTION_TEXT_LIMIT = 3000
 HEADER_TEXT_LIMIT = 150
 CONTEXT_ELEMENTS = 10
+TABLE_ROWS = 100  # rows of a table block, its header included
+TABLE_CELLS = 20  # cells of one table row
+CONTEXT_ACTIONS = 5  # elements of a context_actions block
 TEXT_LIMIT = 40000
 
 Answer = tuple[int, dict[str, Any], dict[str, str]]  # HTTP status, JSON body, extra headers
@@ -92,6 +99,7 @@ class SlackMessage:
     unfurl_links: Any = None
     unfurl_media: Any = None
     edits: int = 0
+    streaming: bool | None = None  # None: an ordinary message; True while a stream appends to it; False once stopped
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text, "user": self.user}
@@ -116,6 +124,8 @@ class SlackMessage:
             for element in block.get("elements") or []:
                 if isinstance(element, dict) and "text" in element:
                     parts.append(str(element["text"]))
+            for row in block.get("rows") or []:  # a table block: one line per row, cells joined by " | "
+                parts.append(" | ".join(str(c.get("text", "")) for c in row if isinstance(c, dict)))
         return "\n".join(parts)
 
 
@@ -155,6 +165,12 @@ class FakeSlack:
             "chat.update": self._update,
             "files.getUploadURLExternal": self._get_upload_url,
             "files.completeUploadExternal": self._complete_upload,
+            "assistant.threads.setStatus": self._assistant_call,
+            "assistant.threads.setTitle": self._assistant_call,
+            "assistant.threads.setSuggestedPrompts": self._assistant_call,
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
         }
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.fake = self
@@ -237,6 +253,15 @@ class FakeSlack:
     def message(self, channel: str, ts: str) -> SlackMessage:
         with self._lock:
             return self._messages[channel][ts]
+
+    def thread_status(self, channel: str, thread_ts: str) -> str | None:
+        """The latest status accepted by assistant.threads.setStatus for the thread (None when never set)."""
+        statuses = [
+            str(c.params.get("status") or "")
+            for c in self.calls_to("assistant.threads.setStatus", ok=True)
+            if c.params.get("channel_id") == channel and c.params.get("thread_ts") == thread_ts
+        ]
+        return statuses[-1] if statuses else None
 
     def completed_files(self, channel: str | None = None) -> list[UploadedFile]:
         """Files whose upload was completed (shared), optionally only those shared to `channel`."""
@@ -351,7 +376,55 @@ class FakeSlack:
         text, blocks = self._message_content(call.params)
         message.text, message.blocks = text, blocks
         message.edits += 1
+        message.streaming = None if message.streaming is None else False
         return {"channel": channel, "ts": ts, "text": text, "message": message.as_json()}
+
+    def _assistant_call(self, call: SlackCall) -> dict[str, Any]:
+        needs_thread = not call.method.endswith("setSuggestedPrompts")
+        if not call.params.get("channel_id") or (needs_thread and not call.params.get("thread_ts")):
+            raise SlackError("invalid_arguments")
+        if call.method.endswith("setTitle") and not call.params.get("title"):
+            raise SlackError("invalid_arguments")
+        return {}
+
+    def _start_stream(self, call: SlackCall) -> dict[str, Any]:
+        channel = str(call.params.get("channel") or "")
+        thread_ts = str(call.params.get("thread_ts") or "")
+        if not channel:
+            raise SlackError("channel_not_found")
+        if not thread_ts:
+            raise SlackError("invalid_arguments")
+        text = str(call.params.get("markdown_text") or "")
+        message = SlackMessage(channel, self._next_ts(), text, [], thread_ts, BOT_USER_ID, BOT_ID, streaming=True)
+        self._messages.setdefault(channel, {})[message.ts] = message
+        return {"channel": channel, "ts": message.ts}
+
+    def _streamed(self, call: SlackCall) -> SlackMessage:
+        channel = str(call.params.get("channel") or "")
+        message = self._messages.get(channel, {}).get(str(call.params.get("ts") or ""))
+        if message is None:
+            raise SlackError("message_not_found")
+        if not message.streaming:
+            raise SlackError("message_not_in_streaming_state")
+        return message
+
+    def _append_stream(self, call: SlackCall) -> dict[str, Any]:
+        message = self._streamed(call)
+        message.text += str(call.params.get("markdown_text") or "")
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _stop_stream(self, call: SlackCall) -> dict[str, Any]:
+        message = self._streamed(call)
+        message.text += str(call.params.get("markdown_text") or "")
+        blocks = call.params.get("blocks")
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        problems = block_problems(list(blocks or []))
+        if problems:
+            raise SlackError("invalid_blocks", errors=problems)
+        message.blocks = list(blocks or [])
+        message.streaming = False
+        return {"channel": message.channel, "ts": message.ts, "message": message.as_json()}
 
     def _get_upload_url(self, call: SlackCall) -> dict[str, Any]:
         filename = call.params.get("filename")
@@ -409,6 +482,12 @@ def block_problems(blocks: list[Any]) -> list[str]:
         elif block["type"] == "header":
             if not isinstance(text, dict) or len(str(text.get("text", ""))) > HEADER_TEXT_LIMIT:
                 problems.append(f"must be less than {HEADER_TEXT_LIMIT + 1} characters {where}/text")
+        elif block["type"] == "table":
+            problems += _table_problems(block, where)
+            if sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "table") > 1:
+                problems.append(f"only_one_table_allowed {where}")
+        elif block["type"] == "context_actions":
+            problems += _context_actions_problems(block, where)
         elif block["type"] == "context":
             elements = block.get("elements")
             if not isinstance(elements, list) or not 1 <= len(elements) <= CONTEXT_ELEMENTS:
@@ -417,6 +496,49 @@ def block_problems(blocks: list[Any]) -> list[str]:
                 for j, element in enumerate(elements):
                     if isinstance(element, dict) and len(str(element.get("text", ""))) > SECTION_TEXT_LIMIT:
                         problems.append(f"must be less than {SECTION_TEXT_LIMIT + 1} characters {where}/elements/{j}")
+    return problems
+
+
+def _table_problems(block: dict[str, Any], where: str) -> list[str]:
+    rows = block.get("rows")
+    if not isinstance(rows, list) or not 1 <= len(rows) <= TABLE_ROWS:
+        return [f"must provide 1 to {TABLE_ROWS} rows {where}/rows"]
+    problems = []
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or not 1 <= len(row) <= TABLE_CELLS:
+            problems.append(f"must provide 1 to {TABLE_CELLS} cells {where}/rows/{r}")
+            continue
+        for c, cell in enumerate(row):
+            kind = cell.get("type") if isinstance(cell, dict) else None
+            if kind == "raw_text" and not str(cell.get("text") or ""):
+                problems.append(f"must provide a non-empty text {where}/rows/{r}/{c}")
+            elif kind not in ("raw_text", "rich_text"):
+                problems.append(f"cell must be raw_text or rich_text {where}/rows/{r}/{c}")
+    settings = block.get("column_settings")
+    if settings is not None:
+        if not isinstance(settings, list) or len(settings) > TABLE_CELLS:
+            problems.append(f"must provide at most {TABLE_CELLS} column settings {where}/column_settings")
+        else:
+            for c, setting in enumerate(settings):
+                if isinstance(setting, dict) and setting.get("align", "left") not in ("left", "center", "right"):
+                    problems.append(f"align must be left, center or right {where}/column_settings/{c}")
+    return problems
+
+
+def _context_actions_problems(block: dict[str, Any], where: str) -> list[str]:
+    elements = block.get("elements")
+    if not isinstance(elements, list) or not 1 <= len(elements) <= CONTEXT_ACTIONS:
+        return [f"must provide 1 to {CONTEXT_ACTIONS} elements {where}/elements"]
+    problems = []
+    for j, element in enumerate(elements):
+        kind = element.get("type") if isinstance(element, dict) else None
+        if kind == "feedback_buttons":
+            for side in ("positive_button", "negative_button"):
+                button = element.get(side)
+                if not isinstance(button, dict) or not button.get("value") or not isinstance(button.get("text"), dict):
+                    problems.append(f"must provide text and value {where}/elements/{j}/{side}")
+        elif kind != "icon_button":
+            problems.append(f"element must be feedback_buttons or icon_button {where}/elements/{j}")
     return problems
 
 
