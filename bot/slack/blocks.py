@@ -1,7 +1,8 @@
 """Block Kit rendering of what tablescout posts in Slack: the status message shown while a turn runs, and the answer
-that replaces it (the short answer, each SQL in a code block, a small aligned result table, the tables used with a
-note for copies used on purpose, notes saved) with its plain-text fallback for notifications (the answer without
-its Markdown).
+that replaces it (the short answer, each SQL in a code block, the result as a native Block Kit table (one per message,
+numbers right-aligned with thousands separators) or, for further results, a small aligned monospace table, the
+tables used with a note for copies used on purpose, notes saved, and the 👍/👎 feedback buttons) with its plain-text
+fallback for notifications (the answer without its Markdown).
 
 Pure: no SDK, no I/O. Slack's limits hold for every message rendered here: a section's text is at most 3000
 characters, a message has at most 50 blocks, and whatever is cut says so.
@@ -20,7 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.plain_text import plain_text
-from bot.slack.results import TABLE_COLUMNS, TABLE_ROWS, cell_text, needs_file, succeeded
+from bot.slack.results import (
+    NATIVE_CELL,
+    NATIVE_COLUMNS,
+    TABLE_COLUMNS,
+    TABLE_ROWS,
+    cell_text,
+    is_number,
+    native_rows_shown,
+    native_table_run,
+    needs_file,
+    number_text,
+    succeeded,
+)
 
 SECTION_LIMIT = 3000  # characters of mrkdwn in one section or context element
 MAX_BLOCKS = 50  # blocks in one message
@@ -30,6 +43,10 @@ CELL_WIDTH = 24  # display columns of one result-table cell
 FENCE = "```"
 STATUS_EMOJI = ":hourglass_flowing_sand:"
 NO_ANSWER = "I have no answer to show."
+EMPTY_CELL = "—"  # a native table cell needs at least one character; NULL and empty text show as a dash
+FEEDBACK_ACTION = "answer_feedback"  # action_id of the 👍/👎 buttons (bot/slack/app.py listens for it)
+FEEDBACK_GOOD = "good"
+FEEDBACK_BAD = "bad"
 
 
 @dataclass(frozen=True)
@@ -175,13 +192,9 @@ def result_table(columns: list[Any], rows: list[list[Any]]) -> str:
     shown_columns = [str(c) for c in columns[:TABLE_COLUMNS]]
     width = len(shown_columns)
     shown_rows = [(list(row[:width]) + [None] * width)[:width] for row in rows[:TABLE_ROWS]]
-    numeric = [
-        all(isinstance(r[i], int | float) and not isinstance(r[i], bool) for r in shown_rows if r[i] is not None)
-        and any(r[i] is not None for r in shown_rows)
-        for i in range(len(shown_columns))
-    ]
+    numeric = _numeric_columns(shown_rows, len(shown_columns))
     header = [_fit_width(c, CELL_WIDTH) for c in shown_columns]
-    body = [[_fit_width(cell_text(v), CELL_WIDTH) for v in row] for row in shown_rows]
+    body = [[_fit_width(_cell(v, shown_columns[i]), CELL_WIDTH) for i, v in enumerate(row)] for row in shown_rows]
     widths = [max([display_width(header[i])] + [display_width(r[i]) for r in body]) for i in range(len(header))]
     lines = [
         "  ".join(_pad(h, widths[i], numeric[i]) for i, h in enumerate(header)).rstrip(),
@@ -191,27 +204,60 @@ def result_table(columns: list[Any], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _result_note(run: dict[str, Any]) -> str:
+def _numeric_columns(rows: list[list[Any]], width: int) -> list[bool]:
+    """Per column: every non-NULL value is a number, and there is at least one."""
+    return [
+        all(is_number(r[i]) for r in rows if r[i] is not None) and any(r[i] is not None for r in rows)
+        for i in range(width)
+    ]
+
+
+def _cell(value: Any, column: str) -> str:
+    return number_text(value, column) if is_number(value) else cell_text(value)
+
+
+def native_table(columns: list[Any], rows: list[list[Any]]) -> dict[str, Any]:
+    """A Block Kit `table` block: a header row, then up to `native_rows_shown` rows and `NATIVE_COLUMNS` columns;
+    number columns right-aligned, numbers with thousands separators. Cells are raw text, so nothing in them is
+    read as a mention or link."""
+    names = [str(c) for c in columns[:NATIVE_COLUMNS]]
+    width = len(names)
+    shown = native_rows_shown({"columns": columns, "rows": rows})
+    body = [(list(row[:width]) + [None] * width)[:width] for row in rows[:shown]]
+    numeric = _numeric_columns(body, width)
+
+    def raw(text: str) -> dict[str, Any]:
+        return {"type": "raw_text", "text": cut(text, NATIVE_CELL) if text.strip() else EMPTY_CELL}
+
+    return {
+        "type": "table",
+        "column_settings": [{"align": "right" if numeric[i] else "left", "is_wrapped": True} for i in range(width)],
+        "rows": [[raw(n) for n in names]] + [[raw(_cell(v, names[i])) for i, v in enumerate(r)] for r in body],
+    }
+
+
+def _result_note(run: dict[str, Any], native: bool = False) -> str:
     rows = run.get("rows") or []
     columns = run.get("columns") or []
     if not rows:
         return "No rows." if not run.get("truncated") else "No rows were fetched."
     parts = []
-    if len(rows) > TABLE_ROWS or len(columns) > TABLE_COLUMNS:
-        shown = f"Showing {min(len(rows), TABLE_ROWS)} of {len(rows)} rows"
-        if len(columns) > TABLE_COLUMNS:
-            shown += f" and {TABLE_COLUMNS} of {len(columns)} columns"
+    row_limit, column_limit = (native_rows_shown(run), NATIVE_COLUMNS) if native else (TABLE_ROWS, TABLE_COLUMNS)
+    if len(rows) > row_limit or len(columns) > column_limit:
+        shown = f"Showing {min(len(rows), row_limit)} of {len(rows)} rows"
+        if len(columns) > column_limit:
+            shown += f" and {column_limit} of {len(columns)} columns"
         parts.append(shown + ".")
     else:
         parts.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''}.")
     if run.get("truncated"):
         parts.append(f"The result was truncated: more rows exist than the {len(rows)} fetched.")
-    if needs_file(run):
+    if needs_file(run, native=native):
         parts.append("The fetched rows are attached as a CSV file.")
     return " ".join(parts)
 
 
-def _sql_blocks(run: dict[str, Any]) -> list[dict[str, Any]]:
+def _sql_blocks(run: dict[str, Any], native: bool = False) -> list[dict[str, Any]]:
     database = escape(str(run.get("database") or "?"))
     failed = not succeeded(run)
     title = f"SQL on *{database}*" + (" (failed)" if failed else "") + ":\n"
@@ -222,12 +268,14 @@ def _sql_blocks(run: dict[str, Any]) -> list[dict[str, Any]]:
         return blocks
     columns = run.get("columns") or []
     rows = run.get("rows") or []
-    if rows:
+    if rows and native:
+        blocks.append(native_table(columns, rows))
+    elif rows:
         table = escape(result_table(columns, rows))
         while len(table) + 2 * len(FENCE) > SECTION_LIMIT and "\n" in table:
             table = table.rsplit("\n", 1)[0]  # wide cells full of escapes: show fewer rows
         blocks.append(_section(f"{FENCE}{table}{FENCE}"))
-    blocks.append(_context(_result_note(run)))
+    blocks.append(_context(_result_note(run, native)))
     return blocks
 
 
@@ -256,31 +304,57 @@ def _footer(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _choose_runs(runs: list[dict[str, Any]], budget: int) -> set[int]:
+def feedback_block() -> dict[str, Any]:
+    """Slack's 👍/👎 feedback buttons under the answer (a `context_actions` block with a `feedback_buttons`
+    element); a click reaches bot/slack/app.py as a block action with `FEEDBACK_ACTION` and the button's value."""
+    return {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": FEEDBACK_ACTION,
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "Good answer"},
+                    "accessibility_label": "This answer was right",
+                    "value": FEEDBACK_GOOD,
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "Wrong answer"},
+                    "accessibility_label": "This answer was wrong",
+                    "value": FEEDBACK_BAD,
+                },
+            }
+        ],
+    }
+
+
+def _choose_runs(runs: list[dict[str, Any]], budget: int, native: int | None) -> set[int]:
     """Which SQL runs fit in `budget` blocks: the latest successful ones first, then the latest failed ones."""
     order = [i for i in reversed(range(len(runs))) if succeeded(runs[i])]
     order += [i for i in reversed(range(len(runs))) if not succeeded(runs[i])]
     chosen: set[int] = set()
     for i in order:
-        size = len(_sql_blocks(runs[i]))
+        size = len(_sql_blocks(runs[i], i == native))
         if size <= budget:
             chosen.add(i)
             budget -= size
     return chosen
 
 
-def answer_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's blocks, at most `MAX_BLOCKS`: answer text, SQL and results, tables used, notes saved."""
+def answer_blocks(payload: dict[str, Any], *, feedback: bool = True) -> list[dict[str, Any]]:
+    """The answer's blocks, at most `MAX_BLOCKS`: answer text, SQL and results (the latest result with rows as the
+    message's one native table), tables used, notes saved, and the feedback buttons unless `feedback` is off."""
     head = _answer_sections(str(payload.get("answer") or ""))
-    foot = _footer(payload)
+    foot = _footer(payload) + ([feedback_block()] if feedback else [])
     runs = [r for r in payload.get("sql") or [] if isinstance(r, dict)]
+    native = native_table_run(runs)
     budget = MAX_BLOCKS - len(head) - len(foot)
-    total = sum(len(_sql_blocks(r)) for r in runs)
-    chosen = set(range(len(runs))) if total <= budget else _choose_runs(runs, budget - 1)
+    total = sum(len(_sql_blocks(r, i == native)) for i, r in enumerate(runs))
+    chosen = set(range(len(runs))) if total <= budget else _choose_runs(runs, budget - 1, native)
     middle: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
         if i in chosen:
-            middle += _sql_blocks(run)
+            middle += _sql_blocks(run, i == native)
     left_out = len(runs) - len(chosen)
     if left_out:
         middle.append(_context(f"{left_out} more SQL statement{'s' if left_out != 1 else ''} not shown here."))

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.slack.blocks import (
+    FEEDBACK_ACTION,
     MAX_BLOCKS,
     SECTION_LIMIT,
     answer_blocks,
@@ -21,7 +22,7 @@ from bot.slack.blocks import (
     status_blocks,
     status_message,
 )
-from bot.slack.results import needs_file, result_files
+from bot.slack.results import NATIVE_ROWS, needs_file, result_files
 from tests.fakes.slack_server import block_problems
 
 
@@ -54,7 +55,7 @@ def texts(blocks: list[dict[str, Any]]) -> list[str]:
     for block in blocks:
         if "text" in block:
             out.append(block["text"]["text"])
-        out += [e["text"] for e in block.get("elements", [])]
+        out += [e["text"] for e in block.get("elements", []) if "text" in e]
     return out
 
 
@@ -66,15 +67,34 @@ def code_blocks(blocks: list[dict[str, Any]]) -> list[str]:
     return re.findall(r"```(.*?)```", all_text(blocks), flags=re.DOTALL)
 
 
+def tables(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b for b in blocks if b["type"] == "table"]
+
+
+def table_cells(table: dict[str, Any]) -> list[list[str]]:
+    return [[c["text"] for c in row] for row in table["rows"]]
+
+
+def content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The answer's blocks without the feedback buttons that end every answer."""
+    assert blocks[-1]["type"] == "context_actions"
+    return blocks[:-1]
+
+
 def test_answer_has_text_sql_table_and_tables_used() -> None:
     message = answer_message(payload())
-    blocks = message.blocks
+    blocks = content(message.blocks)
     assert blocks[0] == {
         "type": "section",
         "text": {"type": "mrkdwn", "text": "42 orders shipped to Busan last month."},
     }
     assert "SELECT COUNT(*) AS n FROM ORD_MST" in code_blocks(blocks)
-    assert " n\n--\n42" in code_blocks(blocks)  # a number column: header and values right-aligned
+    [table] = tables(blocks)  # the result as a native Slack table, the number column right-aligned
+    assert table == {
+        "type": "table",
+        "column_settings": [{"align": "right", "is_wrapped": True}],
+        "rows": [[{"type": "raw_text", "text": "n"}], [{"type": "raw_text", "text": "42"}]],
+    }
     assert "SQL on *erp*:" in all_text(blocks)
     assert blocks[-1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "Tables used: erp.ORD_MST"}]}
     assert "1 row." in all_text(blocks)
@@ -89,7 +109,7 @@ def test_text_from_users_and_databases_is_escaped() -> None:
     text = all_text(blocks)
     assert "Ask &lt;@U123&gt; &amp; &lt;!channel&gt;" in text
     assert "WHERE a &lt; 3 AND b &gt; 1" in text
-    assert "&lt;b&gt;" in text
+    assert table_cells(tables(blocks)[0])[1] == ["<b>"]  # raw_text cells are never read as mrkdwn
     assert "<@U123>" not in text
     assert "<!channel>" not in text
 
@@ -113,10 +133,56 @@ def test_result_table_is_aligned_and_limited_to_ten_rows_and_six_columns() -> No
     orders_end = lines[0].index("orders") + len("orders")
     assert all(line[:orders_end].endswith(str(i * 100)) for i, line in enumerate(lines[2:]))  # numbers right
 
-    blocks = answer_blocks(payload(sql=[run(columns=columns, rows=rows)]))
+    earlier = run(columns=columns, rows=rows)  # only the latest result gets the message's one native table
+    blocks = answer_blocks(payload(sql=[earlier, run()]))
     note = all_text(blocks)
     assert "Showing 10 of 25 rows and 6 of 8 columns." in note
     assert "attached as a CSV file" in note
+    assert len(tables(blocks)) == 1
+    assert block_problems(blocks) == []
+
+
+def test_native_table_right_aligns_and_formats_numbers_and_keeps_ids_and_years_plain() -> None:
+    columns = ["city", "ORDER_ID", "year", "amount", "share", "note"]
+    rows = [["Busan", 10001, 2024, 1234567, 0.25, None], ["Seoul", 10002, 2023, -5000, 1234.5, ""]]
+    [table] = tables(answer_blocks(payload(sql=[run(columns=columns, rows=rows)])))
+    assert table_cells(table) == [
+        columns,
+        ["Busan", "10001", "2024", "1,234,567", "0.25", "—"],
+        ["Seoul", "10002", "2023", "-5,000", "1,234.5", "—"],
+    ]
+    aligns = [s["align"] for s in table["column_settings"]]
+    assert aligns == ["left", "right", "right", "right", "right", "left"]
+
+
+def test_native_table_shows_up_to_its_limits_and_a_larger_result_gets_a_csv() -> None:
+    columns = [f"c{i}" for i in range(25)]
+    fits = run(columns=columns[:20], rows=[list(range(20)) for _ in range(NATIVE_ROWS)])
+    blocks = answer_blocks(payload(sql=[fits]))
+    [table] = tables(blocks)
+    assert len(table["rows"]) == NATIVE_ROWS + 1
+    assert len(table["rows"][0]) == 20
+    assert block_problems(blocks) == []
+    assert result_files(payload(sql=[fits])) == []  # shown whole: no file
+    too_big = run(columns=columns, rows=[list(range(25)) for _ in range(NATIVE_ROWS + 5)])
+    blocks = answer_blocks(payload(sql=[too_big]))
+    [table] = tables(blocks)
+    assert len(table["rows"]) == NATIVE_ROWS + 1
+    assert len(table["rows"][0]) == 20
+    assert f"Showing {NATIVE_ROWS} of {NATIVE_ROWS + 5} rows and 20 of 25 columns." in all_text(blocks)
+    assert [f.filename for f in result_files(payload(sql=[too_big]))] == ["erp-result-1.csv"]
+    assert block_problems(blocks) == []
+
+
+def test_every_answer_ends_with_feedback_buttons() -> None:
+    for answer in (payload(), payload(sql=[], tables_used=[]), payload(sql=[run(error="boom")])):
+        block = answer_blocks(answer)[-1]
+        assert block["type"] == "context_actions"
+        [buttons] = block["elements"]
+        assert buttons["type"] == "feedback_buttons"
+        assert buttons["action_id"] == FEEDBACK_ACTION
+        assert (buttons["positive_button"]["value"], buttons["negative_button"]["value"]) == ("good", "bad")
+    assert answer_blocks(payload(), feedback=False)[-1]["type"] == "context"
 
 
 def test_wide_characters_keep_columns_aligned() -> None:
@@ -171,7 +237,7 @@ def test_many_sql_statements_stay_within_fifty_blocks_and_keep_the_latest_succes
     text = all_text(blocks)
     assert "SELECT 29 AS n FROM ORD_MST" in text
     assert re.search(r"\d+ more SQL statements not shown here\.", text)
-    assert blocks[-1]["elements"][0]["text"] == "Tables used: erp.ORD_MST"
+    assert blocks[-2]["elements"][0]["text"] == "Tables used: erp.ORD_MST"
     assert block_problems(blocks) == []
 
 
@@ -195,7 +261,7 @@ def test_empty_result_says_no_rows() -> None:
 
 
 def test_copy_used_on_purpose_is_noted() -> None:
-    blocks = answer_blocks(payload(tables_used=["erp.ORD_MST_BAK"], copies_used=["erp.ORD_MST_BAK"]))
+    blocks = content(answer_blocks(payload(tables_used=["erp.ORD_MST_BAK"], copies_used=["erp.ORD_MST_BAK"])))
     assert blocks[-1]["elements"] == [
         {"type": "mrkdwn", "text": "Tables used: erp.ORD_MST_BAK"},
         {"type": "mrkdwn", "text": ":warning: erp.ORD_MST_BAK is a copy of a live table, used on purpose."},
@@ -206,7 +272,10 @@ def test_note_confirmation_names_the_table() -> None:
     note = payload(answer="Saved: ORD_MST_BAK is a copy nobody uses.", sql=[], tables_used=[])
     note["notes_saved"] = ["erp.ORD_MST"]
     message = answer_message(note)
-    assert texts(message.blocks) == ["Saved: ORD_MST_BAK is a copy nobody uses.", ":memo: Note saved on erp.ORD_MST."]
+    assert texts(content(message.blocks)) == [
+        "Saved: ORD_MST_BAK is a copy nobody uses.",
+        ":memo: Note saved on erp.ORD_MST.",
+    ]
     assert code_blocks(message.blocks) == []
     empty = answer_message(note | {"answer": ""})
     assert empty.text == "Note saved on erp.ORD_MST."

@@ -104,17 +104,17 @@ def test_csv_is_uploaded_in_the_thread_for_a_long_result(
     fake_slack: FakeSlack, poster: SlackPoster, question: str
 ) -> None:
     status_ts = poster.post_status(CHANNEL, question, "Running SQL on erp…")
-    poster.post_answer(CHANNEL, question, status_ts, answer_payload(rows=25))
+    poster.post_answer(CHANNEL, question, status_ts, answer_payload(rows=120))  # more than a Slack table holds
 
     [upload] = fake_slack.completed_files(CHANNEL)
     assert upload.thread_ts == question
     assert upload.filename == "erp-result-1.csv"
-    assert upload.title == "Result of SQL 1 on erp: 25 rows"
+    assert upload.title == "Result of SQL 1 on erp: 120 rows"
     assert upload.content is not None
     rows = list(csv.reader(io.StringIO(upload.content.decode("utf-8-sig"))))
-    assert rows == [["city", "n"]] + [[f"city{i}", str(i)] for i in range(25)]
+    assert rows == [["city", "n"]] + [[f"city{i}", str(i)] for i in range(120)]
     [message] = fake_slack.thread(CHANNEL, question)
-    assert "Showing 10 of 25 rows." in message.block_text
+    assert "Showing 99 of 120 rows." in message.block_text
     assert "attached as a CSV file" in message.block_text
 
 
@@ -162,12 +162,12 @@ def test_failed_upload_reports_the_posted_answer_so_a_retry_does_not_duplicate_i
 ) -> None:
     fake_slack.fail("files.completeUploadExternal", "internal_error")
     with pytest.raises(SlackDeliveryError, match="answer was posted but its CSV file was not") as failure:
-        poster.post_answer(CHANNEL, question, None, answer_payload(rows=20))
+        poster.post_answer(CHANNEL, question, None, answer_payload(rows=120))
     first_ts = failure.value.answer_ts
     assert first_ts is not None
     assert failure.value.error == "internal_error"
 
-    assert poster.post_answer(CHANNEL, question, first_ts, answer_payload(rows=20)) == first_ts
+    assert poster.post_answer(CHANNEL, question, first_ts, answer_payload(rows=120)) == first_ts
     assert [m.ts for m in fake_slack.thread(CHANNEL, question)] == [first_ts]
     assert len(fake_slack.completed_files(CHANNEL)) == 1
 
