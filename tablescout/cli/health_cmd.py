@@ -123,11 +123,12 @@ def _config_problem(config: object) -> str | None:
         return None
     path = config.get("path") or "the configuration file"
     loaded = config.get("loaded_at")
-    error = str(config.get("error") or "").removeprefix("invalid configuration:")
+    # The error's lines start with the file's path (`PATH:LINE: key: problem`); it is said once already.
+    error = str(config.get("error") or "").removeprefix("invalid configuration:").replace(f"{path}:", "line ")
     keeps = f"the configuration loaded at {loaded} stays in use" if loaded else "no valid configuration is in use"
     return _one_line(f"{keeps} until {path} is fixed: {error}")
 
 
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= 300 else line[:297] + "..."
+    return line if len(line) <= 500 else line[:497] + "..."
