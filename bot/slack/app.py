@@ -4,6 +4,7 @@ imports `slack_bolt`.
 Handled: `app_mention` in channels (answered in the thread), `message.im` (direct messages, private), messages in
 a channel thread the bot already answers in (follow-ups, same conversation), "remember this: …" in any of those,
 and the "Remember this" message shortcut (callback id `remember_this`), which saves the message it was used on.
+The 👍/👎 buttons under answers and the modal a 👎 opens are handled by bot/slack/feedback_actions.py.
 The agents and AI apps surface (assistant threads: greeting, suggested prompts, the viewed channel as context,
 the thread title) is bot/slack/assistant.py, on bolt's `Assistant` middleware; its answers stream (bot/delivery.py).
 
@@ -27,6 +28,8 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot.intake import Accepted, IncomingMessage, accept
 from bot.slack.assistant import assistant_middleware, first_question, thread_title
+from bot.slack.blocks import FEEDBACK_ACTION, FEEDBACK_REASON_VIEW
+from bot.slack.feedback_actions import FeedbackActions
 from bot.slack.web import SlackDeliveryError, SlackPoster, web_client
 from core.errors import ConfigError
 from core.settings import Settings
@@ -91,6 +94,9 @@ class SlackInbound:
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
         self.app.shortcut(REMEMBER_SHORTCUT)(self._on_remember_shortcut)
+        feedback = FeedbackActions(store)
+        self.app.action(FEEDBACK_ACTION)(feedback.on_click)
+        self.app.view(FEEDBACK_REASON_VIEW)(feedback.on_reason)
 
     # --- HTTP and Socket Mode ---------------------------------------------------------------------------------------
 

@@ -373,3 +373,37 @@ def answer_text(payload: dict[str, Any]) -> str:
 def answer_message(payload: dict[str, Any]) -> SlackMessage:
     """The message that replaces the status message once the turn has answered."""
     return SlackMessage(text=answer_text(payload), blocks=answer_blocks(payload))
+
+
+# --- feedback -------------------------------------------------------------------------------------------------------
+
+FEEDBACK_REASON_VIEW = "feedback_reason"  # callback_id of the modal that asks why an answer was wrong
+REASON_BLOCK = "reason"
+REASON_ACTION = "reason"
+
+
+def feedback_reason_view(turn_id: int) -> dict[str, Any]:
+    """The modal a 👎 opens: one optional multi-line field for what was wrong. `private_metadata` carries the turn
+    (Slack signs the submission, and only the user's own 👎 on that turn takes the reason)."""
+    return {
+        "type": "modal",
+        "callback_id": FEEDBACK_REASON_VIEW,
+        "private_metadata": str(turn_id),
+        "title": {"type": "plain_text", "text": "What was wrong?"},
+        "submit": {"type": "plain_text", "text": "Send"},
+        "close": {"type": "plain_text", "text": "Skip"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": REASON_BLOCK,
+                "optional": True,
+                "label": {"type": "plain_text", "text": "What should the answer have been? (optional)"},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": REASON_ACTION,
+                    "multiline": True,
+                    "max_length": 2000,
+                },
+            }
+        ],
+    }

@@ -13,6 +13,7 @@ from core.store.models.catalog import (
 )
 from core.store.models.chat import OutboxMessage, ProcessedEvent
 from core.store.models.directory import DirectoryGroup, DirectoryUser, GroupMembership
+from core.store.models.feedback import AnswerFeedback, VerifiedExample
 from core.store.models.notes import Note, NoteTable
 from core.store.models.turns import TURN_STATUSES, Conversation, ExecutedSql, Round, ToolCall, Turn
 
@@ -20,6 +21,7 @@ __all__ = [
     "EMBEDDING_DIMENSIONS",
     "TABLE_ROLES",
     "TURN_STATUSES",
+    "AnswerFeedback",
     "Base",
     "CommonWord",
     "Conversation",
@@ -39,4 +41,5 @@ __all__ = [
     "TableColumn",
     "ToolCall",
     "Turn",
+    "VerifiedExample",
 ]
