@@ -92,6 +92,7 @@ def test_a_new_thread_greets_with_prompts_that_name_only_permitted_databases(cha
     assert stack.post_slack(event_payload(context_changed, "Ev_ASSIST_CONTEXT")).status_code == 200
     with stack.world.installation.store.transaction() as session:
         reference = session.scalar(select(Conversation.reference).where(Conversation.channel_id == DM))
+    assert reference is not None
     assert reference["surface"] == "assistant"
     assert reference["context"]["channel_id"] == "C0OTHER"
 
