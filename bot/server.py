@@ -18,10 +18,18 @@ from aiohttp import web
 from celery import Celery
 from sqlalchemy import text
 
+from bot.feedback import answer_clicked, reason_given
 from bot.intake import Accepted, IncomingMessage, accept
 from bot.relay import Relay
 from bot.slack.app import SlackInbound
-from bot.teams.adapter import TeamsDeliveryError, TeamsMessage, TeamsPoster, build_adapter, process_inbound
+from bot.teams.adapter import (
+    TeamsDeliveryError,
+    TeamsFeedback,
+    TeamsMessage,
+    TeamsPoster,
+    build_adapter,
+    process_inbound,
+)
 from core.errors import ConfigError
 from core.settings import Settings
 from core.store.database import Store
@@ -194,8 +202,14 @@ class BotServer:
             accepted = await loop.run_in_executor(self.executor, self._accept, incoming)
             received.append((message, accepted))
 
+        async def on_feedback(click: TeamsFeedback) -> None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self.executor, self._teams_feedback, click)
+
         try:
-            await process_inbound(self.teams_adapter, body, request.headers.get("Authorization", ""), on_message)
+            await process_inbound(
+                self.teams_adapter, body, request.headers.get("Authorization", ""), on_message, on_feedback
+            )
         except PermissionError as exc:
             return web.json_response({"error": str(exc)}, status=401)
         except ValueError as exc:
@@ -209,6 +223,24 @@ class BotServer:
                 except TeamsDeliveryError as exc:
                     log.warning("could not reply in Teams conversation %s: %s", message.conversation_id, exc)
         return web.Response(status=200)
+
+    def _teams_feedback(self, click: TeamsFeedback) -> None:
+        """A 👍/👎 from Teams' feedback loop, with the reason its form asked for (Teams asks on both)."""
+        with self.store.transaction() as session:
+            clicked = answer_clicked(
+                session,
+                platform="teams",
+                channel_id=click.conversation_id,
+                message_id=click.message_id,
+                user_id=click.user_id,
+                rating=click.rating,
+            )
+            if clicked is not None and click.reason and clicked.rating == "bad":
+                reason_given(
+                    session, turn_id=clicked.turn_id, platform="teams", user_id=click.user_id, reason=click.reason
+                )
+        if clicked is None:
+            log.info("Teams feedback on activity %s, which is no answer of ours; ignored", click.message_id)
 
     def _accept(self, message: IncomingMessage) -> Accepted:
         with self.store.transaction() as session:

@@ -5,6 +5,7 @@ hands the activities in.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -81,3 +82,42 @@ def refusal_reason(auth_header: str) -> str:
     if scheme.lower() != "bearer" or not token.strip():
         return "the Authorization header is not a bearer token"
     return "the bearer token is not a valid Bot Framework token for this bot (signature, issuer, audience or expiry)"
+
+
+FEEDBACK_INVOKE = "message/submitAction"  # Teams' AI feedback loop (channelData.feedbackLoopEnabled on the answer)
+REACTIONS = {"like": "good", "dislike": "bad"}
+
+
+@dataclass(frozen=True)
+class TeamsFeedback:
+    """A 👍/👎 from Teams' feedback loop on one of our answers (`message_id`), with the text of its form."""
+
+    conversation_id: str
+    message_id: str
+    user_id: str
+    rating: str
+    reason: str
+
+
+def feedback_of(activity: Any) -> TeamsFeedback | None:
+    """The feedback an invoke activity carries (`message/submitAction`, action `feedback`); None for any other."""
+    if activity.type != "invoke" or activity.name != FEEDBACK_INVOKE or not isinstance(activity.value, Mapping):
+        return None
+    if activity.value.get("actionName") != "feedback":
+        return None
+    action = activity.value.get("actionValue")
+    action = action if isinstance(action, Mapping) else {}
+    rating = REACTIONS.get(str(action.get("reaction") or ""))
+    if rating is None or not activity.reply_to_id:
+        return None
+    reason = ""
+    form = action.get("feedback")
+    try:  # Teams sends its feedback form as a JSON string: {"feedbackText": "..."}
+        parsed = json.loads(form) if isinstance(form, str) else form
+    except ValueError:
+        parsed = {"feedbackText": form}
+    if isinstance(parsed, Mapping):
+        reason = str(parsed.get("feedbackText") or "")
+    sender = activity.from_property
+    user = user_aad_object_id(activity) or (str(sender.id) if sender is not None else "")
+    return TeamsFeedback(conversation_id(activity), str(activity.reply_to_id), user, rating, reason)

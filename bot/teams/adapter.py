@@ -42,7 +42,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from botbuilder.core import TurnContext  # type: ignore[import-untyped]
+from botbuilder.core import InvokeResponse, TurnContext  # type: ignore[import-untyped]
 from botbuilder.integration.aiohttp import (  # type: ignore[import-untyped]
     CloudAdapter,
     ConfigurationBotFrameworkAuthentication,
@@ -59,10 +59,12 @@ from botframework.connector.auth import AuthenticationConstants  # type: ignore[
 from msrest.exceptions import ClientRequestError
 
 from bot.entra import EntraTokenError
+from bot.teams.activity import TeamsFeedback as TeamsFeedback
 from bot.teams.activity import TeamsMessage as TeamsMessage  # re-exported: the server and tests take it from here
 from bot.teams.activity import (
     activity_id,
     conversation_id,
+    feedback_of,
     is_personal,
     refusal_reason,
     tenant_id,
@@ -200,6 +202,7 @@ async def process_inbound(
     body: Mapping[str, Any],
     auth_header: str,
     on_message: Callable[[TeamsMessage], Awaitable[None]],
+    on_feedback: Callable[[TeamsFeedback], Awaitable[None]] | None = None,
 ) -> TeamsMessage | None:
     """Authenticate and run one inbound activity; a message activity goes to `on_message`.
 
@@ -226,6 +229,13 @@ async def process_inbound(
             message = teams_message(incoming)
             handed.append(message)
             await on_message(message)
+            return
+        feedback = feedback_of(incoming)
+        if feedback is not None and on_feedback is not None:
+            await on_feedback(feedback)
+            await turn_context.send_activity(
+                Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(status=200, body={}))
+            )
 
     await adapter.process_activity(authenticated, activity, logic)
     return handed[0] if handed else None
@@ -268,6 +278,7 @@ class TeamsPoster:
             type=ActivityTypes.message,
             text="",
             summary=answer_summary(payload),
+            channel_data={"feedbackLoopEnabled": True},  # Teams' 👍/👎 under the answer (handled in process_inbound)
             attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(payload))))],
         )
         if status_activity_id:
