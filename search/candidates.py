@@ -9,7 +9,7 @@ from typing import Any
 from core.card_head import header_lines
 from core.store.models import Note, SourceTable
 
-SIGNAL_ORDER = ("semantic", "keyword", "note")
+SIGNAL_ORDER = ("semantic", "keyword", "note", "example")  # "example": tables a verified example read
 
 
 @dataclass

@@ -23,6 +23,7 @@ from core.store.repositories import search_queries as queries
 from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.encoders import Embedder, Reranker
+from search.examples import examples_for
 from search.fusion import best_first, reciprocal_rank_fusion
 from search.limits import MAX_K as MAX_K
 from search.masked_hits import MaskedHits
@@ -38,6 +39,7 @@ _FILTER_VALUE = re.compile(r"^[\d\s./:-]+$")
 RETRIEVE = 60
 RERANK_DEPTH = 20
 NOTE_SIMILARITY = 0.5
+EXAMPLES = 3  # approved examples whose tables form one more ranking
 ALL_SIGNALS = frozenset({"semantic", "keyword", "note"})
 
 
@@ -194,6 +196,13 @@ def search_tables(
             matched.setdefault(note_hit.table_id, set()).add("note")
             if note_hit.text not in note_texts.setdefault(note_hit.table_id, []):
                 note_texts[note_hit.table_id].append(note_hit.text)
+    # Tables that approved examples of similar questions read (only examples the principal may see in full).
+    example_hits = examples_for(session, principal, vectors[0].tolist(), [c.name for c in choices], limit=EXAMPLES)
+    if example_hits:
+        example_ranking = best_first((t, h.similarity) for h in example_hits for t in h.table_ids)
+        rankings.append((example_ranking, 1.0))
+        for table_id in example_ranking:
+            matched.setdefault(table_id, set()).add("example")
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
     rows = queries.tables(session, order)

@@ -9,7 +9,16 @@ import typer
 from rich.markup import escape
 
 from core.errors import TablescoutError
-from tablescout.cli import directory_cmd, health_cmd, model_cmd, note_cmd, sample_cmd, source_cmd
+from tablescout.cli import (
+    directory_cmd,
+    examples_cmd,
+    health_cmd,
+    model_cmd,
+    note_cmd,
+    review_cmd,
+    sample_cmd,
+    source_cmd,
+)
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import ask, chat
 from tablescout.cli.card_cmd import card
@@ -30,6 +39,8 @@ app.command("init")(init)
 app.add_typer(source_cmd.app, name="source")
 app.add_typer(sample_cmd.app, name="sample")
 app.add_typer(note_cmd.app, name="note")
+app.add_typer(examples_cmd.app, name="examples")
+app.add_typer(review_cmd.app, name="review")
 app.command("analyze")(analyze)
 app.command("card")(card)
 app.command("search")(search)

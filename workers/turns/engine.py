@@ -36,7 +36,7 @@ from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
 from workers.tools.toolbox import ToolRunner, tools_for
 from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
-from workers.turns.first_input import database_list, render_first_input
+from workers.turns.first_input import database_list, render_first_input, verified_examples
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
@@ -104,7 +104,8 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
     history, own_texts = thread_history(session, principal, turn, asker)
     registered = queries.sources(session)
     listing = database_list(registered, principal, turn.question)
-    first = render_first_input(listing, turn.question, turn.pins)
+    examples = verified_examples(session, principal, env.encoders.embedder, turn.question, listing)
+    first = render_first_input(listing, turn.question, turn.pins, examples)
     context = ToolContext(
         session=session,
         settings=env.settings,

@@ -2,7 +2,8 @@
 
 Up to ten queryable databases, ordered by how many words they share with the question, each with its engine; the
 first three carry their summary cut to 120 characters. Databases the user may not query are named only, so the model
-can say the data exists without learning anything about it.
+can say the data exists without learning anything about it. Approved verified examples of similar questions that
+the user may see in full follow the list (search/examples.py), marked as reference data, not instructions.
 """
 
 from __future__ import annotations
@@ -10,9 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy.orm import Session
+
 from core.identifiers import expand_words
 from core.permissions import Principal
 from core.store.models import Source
+from core.store.repositories import feedback as feedback_repo
+from search.encoders import Embedder
+from search.examples import examples_for, render_examples
 from search.query_text import words
 
 LISTED = 10
@@ -53,7 +59,18 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def render_first_input(listing: DatabaseList, question: str, pins: Sequence[str]) -> str:
+def verified_examples(
+    session: Session, principal: Principal, embedder: Embedder, question: str, listing: DatabaseList
+) -> str:
+    """The approved examples nearest the question, as text for the first input ("" when there are none); the
+    question is embedded only when an approved example exists."""
+    if not listing.allowed or not feedback_repo.any_approved(session):
+        return ""
+    vector = embedder.embed([question])[0].tolist()
+    return render_examples(examples_for(session, principal, vector, [s.name for s in listing.allowed]))
+
+
+def render_first_input(listing: DatabaseList, question: str, pins: Sequence[str], examples: str = "") -> str:
     lines = ["Databases you can query (most relevant first):"]
     if not listing.allowed:
         lines.append("- none: this user may not query any database")
@@ -68,5 +85,7 @@ def render_first_input(listing: DatabaseList, question: str, pins: Sequence[str]
         lines.append("Databases this user may not query: " + ", ".join(listing.forbidden))
     if pins:
         lines.append("The user pinned the search to: " + ", ".join(pins) + " (search only there).")
+    if examples:
+        lines += ["", examples]
     lines += ["", "Question:", question]
     return "\n".join(lines)

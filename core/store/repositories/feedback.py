@@ -183,3 +183,9 @@ def channel_notes(session: Session, limit: int = 100) -> list[Note]:
         .limit(limit)
     )
     return list(session.scalars(stmt))
+
+
+def any_approved(session: Session) -> bool:
+    """Whether any approved example exists (a cheap check before embedding a question for examples)."""
+    stmt = select(VerifiedExample.id).where(VerifiedExample.status == "approved").limit(1)
+    return session.scalar(stmt) is not None
