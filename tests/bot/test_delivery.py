@@ -113,7 +113,7 @@ def test_a_status_reporter_resumes_the_stored_status_message(store: Store, slack
 def test_a_failed_csv_upload_keeps_the_answer_and_the_retry_edits_it(
     store: Store, slack: FakeSlack, outbounds: Outbounds
 ) -> None:
-    turn_id, thread = chat_turn(store, answer=payload(rows=40))
+    turn_id, thread = chat_turn(store, answer=payload(rows=150))  # more rows than a Slack table shows: a CSV
     slack.fail("files.completeUploadExternal", "internal_error")
     first = deliver_answer(store, outbounds, turn_id)
     assert first.outcome == "retry"
