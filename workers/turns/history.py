@@ -10,18 +10,34 @@ from sqlalchemy.orm import Session
 
 from core.permissions import Principal
 from core.store.models import Turn
+from core.store.repositories import catalog as catalog_repo
+from core.store.repositories import sources as source_repo
 from core.store.repositories import turns as turn_repo
 from workers.models.types import Message
 
 WITHHELD = "(answer withheld: it used data this user may not see)"
 
 
-def _visible_to(principal: Principal, turn: Turn) -> bool:
-    """Every table the earlier answer used must be visible now (roles may have changed since, even for its asker)."""
+def _visible_to(session: Session, principal: Principal, turn: Turn, asker: tuple[str, str]) -> bool:
+    """Every table the earlier answer used must be visible now (roles may have changed since, even for its asker),
+    a view with everything it reads; and an answer another user got is withheld where a row filter or column mask
+    applies to the asker on one of its tables, since its figures may count rows or show values the asker's own
+    query would not."""
+    someone_else = (turn.user_platform, turn.user_id) != asker
     for qualified in turn.tables_used:
         database, _, table = qualified.partition(".")
         schema, _, name = table.rpartition(".")
-        if not principal.may_see(database, name or table, schema or None):
+        name, schema_or_none = name or table, schema or None
+        if not principal.may_see(database, name, schema_or_none):
+            return False
+        source = source_repo.by_name(session, database)
+        row = catalog_repo.find_table(session, source.id, name, schema) if source is not None else None
+        if row is not None and not principal.may_see_table(database, row):
+            return False
+        if someone_else and (
+            principal.row_filter(database, name, schema_or_none) is not None
+            or principal.may_mask(database, name, schema_or_none)
+        ):
             return False
     return True
 
@@ -37,7 +53,7 @@ def thread_history(
             continue
         if (earlier.user_platform, earlier.user_id) == asker:
             own_texts.append(earlier.question)
-        answer = earlier.answer if _visible_to(principal, earlier) else WITHHELD
+        answer = earlier.answer if _visible_to(session, principal, earlier, asker) else WITHHELD
         messages.append(Message(role="user", text=earlier.question))
         messages.append(Message(role="assistant", text=answer))
     return messages, own_texts

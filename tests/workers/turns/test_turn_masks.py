@@ -196,3 +196,24 @@ def test_a_note_naming_or_quoting_a_masked_column_is_not_shown_to_whom_it_is_mas
     finally:
         with store.transaction() as session:
             session.execute(delete(Note).where(Note.id > before))
+
+
+def test_an_answer_another_user_got_is_withheld_from_a_follow_up_under_a_row_filter(
+    mask_world: MaskWorld, fake_anthropic: FakeModelServer
+) -> None:
+    world = mask_world.world
+    everything = f"The largest order is {SEOUL_AMOUNT:,} (ORD_MST)."
+    fake_anthropic.script(
+        [Call("run_sql", {"database": mask_world.database, "sql": "SELECT MAX(ORD_AMT) FROM ORD_MST"}), Say(everything)]
+    )
+    thread = "T_MASKED_HISTORY"
+    first = world.submit("What is the largest order?", user="U_ALL", thread=thread)
+    world.run(world.environment(fake_anthropic), first)
+    assert world.turn(first)["tables_used"] == [f"{mask_world.database}.ORD_MST"]
+    fake_anthropic.script([Say("ok")])
+    for user, shown in (("U_ALL", True), ("U_BUSAN", False)):
+        follow_up = world.submit("And the smallest?", user=user, thread=thread)
+        world.run(world.environment(fake_anthropic), follow_up)
+        texts = " ".join(str(m["content"]) for m in fake_anthropic.requests[-1].raw["messages"])
+        assert (everything in texts) is shown, texts
+        fake_anthropic.script([Say("ok")])
