@@ -85,7 +85,27 @@ class ToolOutput:
 class Tool:
     spec: ToolSpec
     run: Callable[[ToolContext, dict[str, Any]], ToolOutput]
-    status: Callable[[dict[str, Any]], str]  # the status line shown while it runs ("Searching tables…")
+    #: The status line shown while it runs ("Searching tables…"), for the chat audience: it names a database or
+    #: table only when the asker may see it (status messages in a channel are read by everyone there).
+    status: Callable[[ToolContext, dict[str, Any]], str]
+
+
+def shown_database(context: ToolContext, arguments: dict[str, Any]) -> str | None:
+    """The `database` argument, for a status line, when the asker may query that database."""
+    value = arguments.get("database")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    source = source_repo.by_name_or_alias(context.session, value)
+    return source.name if source is not None and context.principal.may_see(source.name) else None
+
+
+def shown_table(context: ToolContext, arguments: dict[str, Any], name: object) -> str | None:
+    """Table `name` from the arguments, for a status line, when the asker may see it in the argument's database."""
+    database = shown_database(context, arguments)
+    if database is None or not isinstance(name, str) or not name.strip():
+        return None
+    schema, _, table = name.strip().rpartition(".")
+    return name.strip() if context.principal.may_see(database, table, schema or None) else None
 
 
 def text_argument(arguments: dict[str, Any], name: str, *, required: bool = True) -> str | None:

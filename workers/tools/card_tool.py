@@ -13,6 +13,7 @@ from workers.tools.base import (
     ToolOutput,
     list_argument,
     queryable_source,
+    shown_table,
     text_argument,
     viewer_card,
     visible_table,
@@ -61,4 +62,9 @@ def run_card(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text)
 
 
-CARD_TOOL = Tool(CARD_SPEC, run_card, lambda args: f"Opening {args.get('table', 'a table')}…")
+def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
+    table = shown_table(context, arguments, arguments.get("table"))
+    return f"Opening {table}…" if table else "Opening a table…"
+
+
+CARD_TOOL = Tool(CARD_SPEC, run_card, _status)

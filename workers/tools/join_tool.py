@@ -19,6 +19,7 @@ from workers.tools.base import (
     ToolOutput,
     list_argument,
     queryable_source,
+    shown_table,
     text_argument,
     visible_table,
 )
@@ -128,4 +129,12 @@ def run_join(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(lines))
 
 
-JOIN_TOOL = Tool(JOIN_SPEC, run_join, lambda args: f"Finding how {', '.join(args.get('tables') or [])} join…")
+def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
+    tables = arguments.get("tables")
+    names = [shown_table(context, arguments, t) for t in tables] if isinstance(tables, list) else []
+    if names and all(names):
+        return f"Finding how {', '.join(str(n) for n in names)} join…"
+    return "Finding how the tables join…"
+
+
+JOIN_TOOL = Tool(JOIN_SPEC, run_join, _status)

@@ -17,6 +17,7 @@ from workers.tools.base import (
     ToolOutput,
     list_argument,
     queryable_source,
+    shown_table,
     text_argument,
 )
 
@@ -67,4 +68,9 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"saved note {saved.id} on {', '.join(names)}; {where}")
 
 
-NOTE_TOOL = Tool(NOTE_SPEC, run, lambda args: f"Saving a note on {args.get('table', 'a table')}…")
+def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
+    table = shown_table(context, arguments, arguments.get("table"))
+    return f"Saving a note on {table}…" if table else "Saving a note…"
+
+
+NOTE_TOOL = Tool(NOTE_SPEC, run, _status)

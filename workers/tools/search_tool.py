@@ -16,6 +16,7 @@ from workers.tools.base import (
     ToolOutput,
     list_argument,
     queryable_source,
+    shown_database,
     text_argument,
     visible_tables,
 )
@@ -127,5 +128,10 @@ def run_list(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"{source.name} ({len(names)} tables): " + ", ".join(shown) + more)
 
 
-SEARCH_TOOL = Tool(SEARCH_SPEC, run_search, lambda args: "Searching tables…")
-LIST_TOOL = Tool(LIST_SPEC, run_list, lambda args: f"Listing tables of {args.get('database', '?')}…")
+def _list_status(context: ToolContext, arguments: dict[str, Any]) -> str:
+    database = shown_database(context, arguments)
+    return f"Listing tables of {database}…" if database else "Listing tables…"
+
+
+SEARCH_TOOL = Tool(SEARCH_SPEC, run_search, lambda context, arguments: "Searching tables…")
+LIST_TOOL = Tool(LIST_SPEC, run_list, _list_status)

@@ -17,7 +17,7 @@ from workers.sql.limits import MAX_CELL_CHARS, SqlLimits
 from workers.sql.repair import repair
 from workers.sql.service import SqlOutcome, run_sql
 from workers.tools import sql_help
-from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, text_argument
+from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, shown_database, text_argument
 from workers.tools.copy_rule import copy_refusal
 from workers.turns.answers import json_value
 
@@ -157,4 +157,9 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     return ToolOutput(shown)
 
 
-SQL_TOOL = Tool(SQL_SPEC, run, lambda args: f"Running SQL on {args.get('database', '?')}…")
+def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
+    database = shown_database(context, arguments)
+    return f"Running SQL on {database}…" if database else "Running SQL…"
+
+
+SQL_TOOL = Tool(SQL_SPEC, run, _status)

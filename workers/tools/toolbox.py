@@ -39,11 +39,18 @@ ALL_TOOLS = (SEARCH_TOOL, CARD_TOOL, JOIN_TOOL, LIST_TOOL, SQL_TOOL, NOTE_TOOL)
 
 
 def status_line(tool: str, arguments: dict[str, Any]) -> str:
-    """The status a chat surface shows while `tool` runs ("Searching tables…", "Running SQL on erp…")."""
-    for candidate in ALL_TOOLS:
-        if candidate.spec.name == tool:
-            return candidate.status(arguments)
-    return "Thinking…"
+    """The status the console shows an operator while a worker runs `tool` (names as the model wrote them; the
+    operator's terminal is not a channel)."""
+    database, table = arguments.get("database") or "?", arguments.get("table") or "a table"
+    lines = {
+        "search_tables": "Searching tables…",
+        "open_table_card": f"Opening {table}…",
+        "find_join_path": "Finding how the tables join…",
+        "list_tables": f"Listing tables of {database}…",
+        "run_sql": f"Running SQL on {database}…",
+        "save_note": f"Saving a note on {table}…",
+    }
+    return lines.get(tool, "Thinking…")
 
 
 def tools_for(intent: str, context: ToolContext) -> list[Tool]:
@@ -108,7 +115,7 @@ class ToolRunner:
             if tool is None:
                 offered = ", ".join(self.tools) or "none"
                 raise ToolInputError(f"there is no tool {call.name!r} in this conversation; tools: {offered}")
-            progress(tool.status(call.arguments))
+            progress(tool.status(context, call.arguments))
             with session.begin_nested():
                 output = tool.run(context, call.arguments)
         except ToolInputError as exc:
