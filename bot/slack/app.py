@@ -25,16 +25,33 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltContext, BoltRequest
 from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.context.assistant.thread_context import AssistantThreadContext
+from slack_bolt.context.assistant.thread_context_store.store import AssistantThreadContextStore
+from slack_bolt.context.say import Say
+from slack_bolt.context.set_suggested_prompts import SetSuggestedPrompts
+from slack_bolt.middleware.assistant import Assistant
+from sqlalchemy import select
 
 from bot.intake import Accepted, IncomingMessage, accept
-from bot.slack.assistant import assistant_middleware, first_question, thread_title
+from bot.slack.assistant import (
+    PROMPTS_TITLE,
+    first_question,
+    greeting,
+    is_assistant_thread,
+    permitted_databases,
+    remember_thread,
+    suggested_prompts,
+    thread_title,
+)
 from bot.slack.blocks import FEEDBACK_ACTION, FEEDBACK_REASON_VIEW
 from bot.slack.feedback_actions import FeedbackActions
-from bot.slack.web import SlackDeliveryError, SlackPoster, web_client
+from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, web_client
+from core.config_file import ConfigFile
 from core.errors import ConfigError
 from core.settings import Settings
 from core.storable_text import storable
 from core.store.database import Store
+from core.store.models import Conversation
 from core.store.repositories import turns as turn_repo
 
 log = logging.getLogger(__name__)
@@ -253,3 +270,85 @@ class SlackInbound:
 
 def _team(body: Mapping[str, Any], event: Mapping[str, Any]) -> str:
     return str(body.get("team_id") or event.get("team") or "")
+
+
+# --- the assistant surface (bot/slack/assistant.py holds what it says and stores) ------------------------------
+
+MessageListener = Callable[[dict[str, Any], dict[str, Any], BoltContext], None]
+
+
+class StoredThreadContext(AssistantThreadContextStore):
+    """Bolt's thread context (the channel the user is viewing) kept on the assistant thread's conversation row."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
+        with self.store.transaction() as session:
+            found = session.scalars(
+                select(Conversation).where(
+                    Conversation.platform == "slack",
+                    Conversation.channel_id == storable(channel_id),
+                    Conversation.thread_id == storable(thread_ts),
+                )
+            ).first()
+            if found is None or (found.reference or {}).get("surface") != ASSISTANT:
+                return  # a thread started before tablescout knew it: nothing to attach the context to
+            cleaned = {str(k): storable(str(v)) for k, v in context.items() if v}
+            found.reference = {**(found.reference or {}), "context": cleaned}
+
+    def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
+        with self.store.transaction() as session:
+            reference = session.scalar(
+                select(Conversation.reference).where(
+                    Conversation.platform == "slack",
+                    Conversation.channel_id == storable(channel_id),
+                    Conversation.thread_id == storable(thread_ts),
+                )
+            )
+        context = (reference or {}).get("context")
+        return AssistantThreadContext(dict(context)) if isinstance(context, dict) and context else None
+
+
+def assistant_middleware(
+    store: Store,
+    config: Callable[[], ConfigFile],
+    *,
+    on_message: MessageListener,
+    on_question: MessageListener,
+) -> Assistant:
+    """The `Assistant` for this app: thread started (greeting, prompts), context changed, messages in the thread.
+
+    `on_message` is the ordinary message listener (DM threads that are not assistant threads); `on_question`
+    stores a message of an assistant thread as a turn."""
+    assistant = Assistant(thread_context_store=StoredThreadContext(store), logger=logging.getLogger("tablescout.slack"))
+
+    @assistant.thread_started
+    def started(
+        body: dict[str, Any], payload: dict[str, Any], say: Say, set_suggested_prompts: SetSuggestedPrompts
+    ) -> None:
+        thread = payload.get("assistant_thread") or {}
+        team = str(body.get("team_id") or "")
+        user = str(thread.get("user_id") or payload.get("user") or "")
+        channel = str(thread.get("channel_id") or "")
+        thread_ts = str(thread.get("thread_ts") or "")
+        if not user or not channel or not thread_ts:
+            log.warning("assistant_thread_started without user, channel or thread; ignored")
+            return
+        remember_thread(store, team=team, channel=channel, thread=thread_ts, user=user, context=thread.get("context"))
+        databases = permitted_databases(store, config(), user)
+        say(greeting(databases))
+        prompts = suggested_prompts(databases)
+        if prompts:
+            set_suggested_prompts(prompts=prompts, title=PROMPTS_TITLE)
+
+    @assistant.user_message
+    def message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
+        team = str(body.get("team_id") or event.get("team") or "")
+        channel = str(event.get("channel") or "")
+        if is_assistant_thread(store, team, channel, str(event.get("thread_ts") or "")):
+            on_question(body, event, context)
+        else:
+            on_message(body, event, context)
+
+    return assistant

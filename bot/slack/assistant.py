@@ -1,4 +1,5 @@
-"""Slack's agents and AI apps surface (SPEC §8): the assistant thread, through slack-bolt's `Assistant` middleware.
+"""Slack's agents and AI apps surface (SPEC §8): the assistant thread, without the SDK (bot/slack/app.py, the one
+module importing slack_bolt, wires this into bolt's `Assistant` middleware).
 
 `assistant_thread_started`: the conversation is stored as an assistant thread (its `reference` says so, with the
 user and team a streamed answer goes to and the channel the user was viewing), then a greeting and up to four
@@ -15,15 +16,9 @@ DM thread); those go to the ordinary message listener unchanged, so DM threads b
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from slack_bolt import BoltContext
-from slack_bolt.context.assistant.thread_context import AssistantThreadContext
-from slack_bolt.context.assistant.thread_context_store.store import AssistantThreadContextStore
-from slack_bolt.context.say import Say
-from slack_bolt.context.set_suggested_prompts import SetSuggestedPrompts
-from slack_bolt.middleware.assistant import Assistant
 from sqlalchemy import func, select
 
 from bot.slack.web import ASSISTANT
@@ -50,8 +45,6 @@ NO_DATABASES = (
     "Hi! You may not query any database yet, so I cannot answer questions for you. "
     "Ask whoever runs tablescout to give your Slack group a role."
 )
-
-MessageListener = Callable[[dict[str, Any], dict[str, Any], BoltContext], None]
 
 
 def is_assistant_thread(store: Store, team: str, channel: str, thread: str) -> bool:
@@ -85,39 +78,6 @@ def remember_thread(
             private=True,
             reference=reference,
         )
-
-
-class StoredThreadContext(AssistantThreadContextStore):
-    """Bolt's thread context (the channel the user is viewing) kept on the assistant thread's conversation row."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
-        with self.store.transaction() as session:
-            found = session.scalars(
-                select(Conversation).where(
-                    Conversation.platform == "slack",
-                    Conversation.channel_id == storable(channel_id),
-                    Conversation.thread_id == storable(thread_ts),
-                )
-            ).first()
-            if found is None or (found.reference or {}).get("surface") != ASSISTANT:
-                return  # a thread started before tablescout knew it: nothing to attach the context to
-            cleaned = {str(k): storable(str(v)) for k, v in context.items() if v}
-            found.reference = {**(found.reference or {}), "context": cleaned}
-
-    def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
-        with self.store.transaction() as session:
-            reference = session.scalar(
-                select(Conversation.reference).where(
-                    Conversation.platform == "slack",
-                    Conversation.channel_id == storable(channel_id),
-                    Conversation.thread_id == storable(thread_ts),
-                )
-            )
-        context = (reference or {}).get("context")
-        return AssistantThreadContext(dict(context)) if isinstance(context, dict) and context else None
 
 
 def permitted_databases(store: Store, config: ConfigFile, user_id: str) -> list[tuple[str, str | None]]:
@@ -166,47 +126,3 @@ def first_question(store: Store, turn_id: int) -> str | None:
             return None
         count = session.scalar(select(func.count()).where(Turn.conversation_id == turn.conversation_id))
         return turn.question if count == 1 else None
-
-
-def assistant_middleware(
-    store: Store,
-    config: Callable[[], ConfigFile],
-    *,
-    on_message: MessageListener,
-    on_question: Callable[[dict[str, Any], dict[str, Any], BoltContext], None],
-) -> Assistant:
-    """The `Assistant` for this app: thread started (greeting, prompts), context changed, messages in the thread.
-
-    `on_message` is the ordinary message listener (DM threads that are not assistant threads); `on_question`
-    stores a message of an assistant thread as a turn."""
-    assistant = Assistant(thread_context_store=StoredThreadContext(store), logger=logging.getLogger("tablescout.slack"))
-
-    @assistant.thread_started
-    def started(
-        body: dict[str, Any], payload: dict[str, Any], say: Say, set_suggested_prompts: SetSuggestedPrompts
-    ) -> None:
-        thread = payload.get("assistant_thread") or {}
-        team = str(body.get("team_id") or "")
-        user = str(thread.get("user_id") or payload.get("user") or "")
-        channel = str(thread.get("channel_id") or "")
-        thread_ts = str(thread.get("thread_ts") or "")
-        if not user or not channel or not thread_ts:
-            log.warning("assistant_thread_started without user, channel or thread; ignored")
-            return
-        remember_thread(store, team=team, channel=channel, thread=thread_ts, user=user, context=thread.get("context"))
-        databases = permitted_databases(store, config(), user)
-        say(greeting(databases))
-        prompts = suggested_prompts(databases)
-        if prompts:
-            set_suggested_prompts(prompts=prompts, title=PROMPTS_TITLE)
-
-    @assistant.user_message
-    def message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        team = str(body.get("team_id") or event.get("team") or "")
-        channel = str(event.get("channel") or "")
-        if is_assistant_thread(store, team, channel, str(event.get("thread_ts") or "")):
-            on_question(body, event, context)
-        else:
-            on_message(body, event, context)
-
-    return assistant

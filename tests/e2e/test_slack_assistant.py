@@ -130,7 +130,9 @@ def test_a_question_in_an_assistant_thread_is_titled_shows_status_and_streams_on
     assert turn["private"]
     assert turn["status"] == "answered"
     with stack.world.installation.store.transaction() as session:
-        row = session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "answer")).one()
+        row = session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == "answer", OutboxMessage.turn_id == turn["id"])
+        ).one()
         assert (row.status, row.message_id) == ("sent", answer.ts)
     # Slack delivers the question again: nothing new is posted.
     assert stack.post_slack(question, retry_num=1).status_code == 200
