@@ -76,8 +76,9 @@ MaskPattern = Annotated[str, AfterValidator(_mask_pattern)]
 class Grant(_Strict):
     """Access to one database (or every database matching a pattern) and, within it, to tables.
 
-    Table patterns are shell-style (`ORD_*`, `hr.*`), matched case-insensitively against `TABLE` and
-    `schema.TABLE`. Within one grant a deny pattern beats an allow pattern.
+    Table patterns are shell-style and case-insensitive (`core.permissions.pattern_matches`): `ORD_*` covers the
+    source's default schema, `hr.*` schema hr, `*.ORD_MST` every schema, `*` everything; a deny pattern without a
+    schema covers every schema. Within one grant a deny pattern beats an allow pattern.
     """
 
     database: str
