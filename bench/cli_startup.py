@@ -33,25 +33,10 @@ sys.path.insert(0, str(REPO))
 from sqlalchemy import create_engine, text  # noqa: E402
 
 from core.store.embedded import start_embedded  # noqa: E402
+from tests.cli.test_startup_imports import HEAVY  # noqa: E402 - what a light command must not import
 
 RESULTS = REPO / "bench" / "results"
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")  # pgserver's, on hosts without a runtime dir
-#: What a light command must not import (the same list as tests/cli/test_startup_imports.py).
-HEAVY = (
-    "botbuilder",
-    "slack_bolt",
-    "slack_sdk",
-    "sentence_transformers",
-    "torch",
-    "transformers",
-    "sqlglot",
-    "anthropic",
-    "openai",
-    "celery",
-    "msal",
-    "xllamacpp",
-    "workers.turns",
-)
 COMMANDS: dict[str, list[str]] = {
     "python -c pass (the interpreter alone)": [],
     "tablescout --help": ["--help"],
