@@ -41,7 +41,7 @@ def new_ts() -> str:
 
 
 def is_status(message: SlackMessage) -> bool:
-    """The status message is one small context line ("Searching tables…"); the answer replaces it."""
+    """The status message is one small context line ("Looking for tables about orders…"); the answer replaces it."""
     return len(message.blocks) == 1 and message.blocks[0].get("type") == "context"
 
 
@@ -79,7 +79,7 @@ def test_a_signed_mention_gets_one_answer_in_its_thread_with_status_updates(chat
     assert "erp.ORD_MST" in answer.block_text
     assert answer.unfurl_links is False or str(answer.unfurl_links).lower() == "false"
     statuses = [c.params.get("text", "") for c in stack.slack.calls_to("chat.update")]
-    assert any("Searching tables" in s for s in statuses), statuses
+    assert any("Looking for tables about orders" in s for s in statuses), statuses
     assert any("Running SQL on erp" in s for s in statuses), statuses
     [turn] = stack.turns_in(CHANNEL, ts)
     assert turn["status"] == "answered"

@@ -108,6 +108,16 @@ def shown_table(context: ToolContext, arguments: dict[str, Any], name: object) -
     return name.strip() if context.principal.may_see(database, table, schema or None) else None
 
 
+def shown_databases(context: ToolContext, names: list[str]) -> list[str]:
+    """The databases among `names` (names or aliases) the asker may query, canonical and in order, for a status."""
+    shown: list[str] = []
+    for name in names:
+        database = shown_database(context, {"database": name})
+        if database is not None and database not in shown:
+            shown.append(database)
+    return shown
+
+
 def text_argument(arguments: dict[str, Any], name: str, *, required: bool = True) -> str | None:
     value = arguments.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):

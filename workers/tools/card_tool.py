@@ -64,7 +64,7 @@ def run_card(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
 
 def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
     table = shown_table(context, arguments, arguments.get("table"))
-    return f"Opening {table}…" if table else "Opening a table…"
+    return f"Reading {table}…" if table else "Reading a table…"
 
 
 CARD_TOOL = Tool(CARD_SPEC, run_card, _status)

@@ -17,9 +17,11 @@ from workers.tools.base import (
     list_argument,
     queryable_source,
     shown_database,
+    shown_databases,
     text_argument,
     visible_tables,
 )
+from workers.tools.status_words import joined, subject_words
 
 HEAD_CHARS = 220
 LISTED_NAMES = 300
@@ -133,5 +135,37 @@ def _list_status(context: ToolContext, arguments: dict[str, Any]) -> str:
     return f"Listing tables of {database}…" if database else "Listing tables…"
 
 
-SEARCH_TOOL = Tool(SEARCH_SPEC, run_search, lambda context, arguments: "Searching tables…")
+def _search_status(context: ToolContext, arguments: dict[str, Any]) -> str:
+    """ "Looking for tables about orders in erp…": the asker's own words for what is looked for, and the databases
+    searched that the asker may query (the pin wins, as in the search itself)."""
+    searched: list[str] = []
+    for value in [arguments.get("question"), arguments.get("terms")]:
+        if isinstance(value, str):
+            searched.append(value)
+        elif isinstance(value, list):
+            searched.extend(v for v in value if isinstance(v, str))
+    named = context.pins or _names(arguments.get("databases"))
+    databases = shown_databases(context, named)
+    about = subject_words(searched, context.user_texts)
+    if not about and not databases:
+        return "Searching tables…"
+    line = "Looking for tables"
+    if about:
+        line += f" about {joined(about)}"
+    if len(databases) > 2:
+        line += f" in {len(databases)} databases"
+    elif databases:
+        line += f" in {joined(databases)}"
+    return line + "…"
+
+
+def _names(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+SEARCH_TOOL = Tool(SEARCH_SPEC, run_search, _search_status)
 LIST_TOOL = Tool(LIST_SPEC, run_list, _list_status)
