@@ -10,6 +10,10 @@ new one: however often delivery is retried, the thread shows one answer. Status 
 In a Slack assistant thread there is no status message: progress is the thread's status line, set per round, and
 the answer is streamed into a new message whose ts is stored as the `status` row the moment the stream starts (in
 its own transaction), so a retry after a crash mid-stream edits that message rather than posting a second answer.
+The turn's tool steps open that stream early, as task updates (`StatusReporter.step`): the `status` row then says
+the stream is `open` and holds its tasks; the answer's delivery marks it `answering` (committed on its own) before
+it continues the stream, so a retry never appends the answer twice but replaces the message with the whole answer,
+as it does when a task update failed (`broken`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from bot.outbound import DeliveryFailed, Destination, Outbound, Outbounds
+from bot.outbound import DeliveryFailed, Destination, OpenStream, Outbound, Outbounds
 from core.store.database import Store
 from core.store.models import Conversation, OutboxMessage, Turn
 from core.store.repositories.turns import CHAT_PLATFORMS, now
@@ -31,6 +35,8 @@ from core.store.repositories.turns import CHAT_PLATFORMS, now
 log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 1.0
+#: States of a stream the turn's task updates opened (the `status` row's payload["stream"]).
+STREAM_OPEN, STREAM_BROKEN, STREAM_ANSWERING = "open", "broken", "answering"
 #: Delivery attempts of one answer before it is given up (marked failed, with the last error kept).
 MAX_ATTEMPTS = 8
 #: Seconds before the next attempt after the n-th failure (the last value repeats).
@@ -61,6 +67,11 @@ class StatusReporter:
         self._shown = ""
         self._shown_at = 0.0
         self._broken = False
+        stream = _stream_in_store(store, turn_id) if to.assistant else None
+        open_again = stream is not None and stream[1] == STREAM_OPEN  # an earlier attempt's stream, still open
+        self._stream_ts: str | None = stream[0] if stream is not None and open_again else None
+        self._tasks: dict[str, dict[str, str]] = {t["id"]: t for t in stream[2]} if stream and open_again else {}
+        self._stream_broken = stream is not None and not open_again
 
     def __call__(self, text: str) -> None:
         if self._broken or text == self._shown:
@@ -82,6 +93,24 @@ class StatusReporter:
             return
         self._shown = text
         self._shown_at = time.monotonic()
+
+    def step(self, step_id: str, title: str, state: str) -> None:
+        """A tool step (`state` in_progress, complete or error) as a task update in an assistant thread's stream,
+        which the first step opens; elsewhere (a channel's status message) nothing. Never fails the turn."""
+        if not self.to.assistant or self._stream_broken:
+            return
+        task = {"id": step_id, "title": title, "status": state}
+        self._tasks[step_id] = task
+        try:
+            ts = self.outbound.stream_tasks(self.to, self._stream_ts, [task])
+        except DeliveryFailed as exc:  # the answer still comes, streamed anew or replacing this stream
+            log.warning("turn %s: task update not shown: %s", self.turn_id, exc)
+            self._stream_broken = True
+            if self._stream_ts is not None:
+                _record_stream(self.store, self.turn_id, self._stream_ts, STREAM_BROKEN, list(self._tasks.values()))
+            return
+        self._stream_ts = ts
+        _record_stream(self.store, self.turn_id, ts, STREAM_OPEN, list(self._tasks.values()))
 
 
 @dataclass(frozen=True)
@@ -107,11 +136,18 @@ def deliver_answer(store: Store, outbounds: Outbounds, turn_id: int) -> Delivery
             row.status, row.last_error = "failed", "the turn has no chat conversation to answer in"
             return Delivery("failed", error=row.last_error)
         target = row.message_id or _status_message_id_in(session, turn_id)
+        open_stream = None
+        stream = _stream_in(session, turn_id) if to.assistant and row.message_id is None else None
+        if stream is not None and stream[1] == STREAM_OPEN:
+            # Said before the answer continues the stream: should this attempt die mid-way, the next one replaces
+            # the message with the whole answer instead of appending it a second time.
+            _record_stream(store, turn_id, stream[0], STREAM_ANSWERING, stream[2])
+            open_stream, target = OpenStream(stream[0], tuple(stream[2])), None
         row.attempts += 1
         row.updated_at = now()
         try:
             created = (lambda ts: _record_status(store, turn_id, ts, "answer stream")) if to.assistant else None
-            message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload, created)
+            message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload, created, open_stream)
         except DeliveryFailed as exc:
             row.message_id = exc.message_id or row.message_id
             row.last_error = str(exc)[:2000]
@@ -170,5 +206,44 @@ def _record_status(store: Store, turn_id: int, message_id: str, text: str) -> No
             )
             .on_conflict_do_update(
                 index_elements=["turn_id", "kind"], set_={"message_id": message_id, "updated_at": now()}
+            )
+        )
+
+
+Stream = tuple[str, str, list[dict[str, str]]]  # (ts, state, tasks) of a stream the turn's task updates opened
+
+
+def _stream_in(session: Session, turn_id: int) -> Stream | None:
+    row = session.execute(
+        select(OutboxMessage.message_id, OutboxMessage.payload).where(
+            OutboxMessage.turn_id == turn_id, OutboxMessage.kind == "status"
+        )
+    ).first()
+    if row is None or not row.message_id or not isinstance(row.payload, dict) or "stream" not in row.payload:
+        return None
+    tasks = [
+        {"id": str(t["id"]), "title": str(t.get("title") or ""), "status": str(t.get("status") or "")}
+        for t in row.payload.get("tasks") or []
+        if isinstance(t, dict) and t.get("id")
+    ]
+    return str(row.message_id), str(row.payload["stream"]), tasks
+
+
+def _stream_in_store(store: Store, turn_id: int) -> Stream | None:
+    with store.transaction() as session:
+        return _stream_in(session, turn_id)
+
+
+def _record_stream(store: Store, turn_id: int, message_id: str, state: str, tasks: list[dict[str, str]]) -> None:
+    payload = {"text": "task stream", "stream": state, "tasks": tasks}
+    with store.transaction() as session:
+        session.execute(
+            insert(OutboxMessage)
+            .values(
+                turn_id=turn_id, kind="status", payload=payload, status="sent", message_id=message_id, sent_at=now()
+            )
+            .on_conflict_do_update(
+                index_elements=["turn_id", "kind"],
+                set_={"message_id": message_id, "payload": payload, "updated_at": now()},
             )
         )

@@ -3,7 +3,9 @@
 `Outbound` posts a turn's status message, edits it as the turn progresses, and replaces it with the answer. In a
 Slack assistant thread (a `Destination` whose reference says so) progress is the thread's status line instead
 (`set_thread_status`) and the answer is streamed into a new message, whose ts `post_answer` hands to `created` as
-soon as Slack gives it, so a retry edits that message instead of posting a second answer. Both platforms'
+soon as Slack gives it, so a retry edits that message instead of posting a second answer. There the turn's tool
+steps are task updates in a stream the first step opens (`stream_tasks`), which the answer then continues
+(`OpenStream`). Both platforms'
 failures become `DeliveryFailed`, which says whether the answer message was (or may have been) created,
 so the caller can record it and never post the answer twice. `Outbounds` keeps one client per platform for a
 worker process; a platform that is not configured is reported as a `DeliveryFailed` with the reason.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -58,6 +60,15 @@ class Destination:
 Created = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class OpenStream:
+    """A Slack stream the turn's task updates opened (`message_id`), for the answer to continue; `tasks` are its
+    tasks as last shown ({"id", "title", "status"})."""
+
+    message_id: str
+    tasks: tuple[dict[str, str], ...] = ()
+
+
 class Outbound(Protocol):
     def post_status(self, to: Destination, text: str) -> str: ...
 
@@ -65,8 +76,15 @@ class Outbound(Protocol):
 
     def set_thread_status(self, to: Destination, text: str) -> None: ...
 
+    def stream_tasks(self, to: Destination, message_id: str | None, tasks: Sequence[Mapping[str, str]]) -> str: ...
+
     def post_answer(
-        self, to: Destination, message_id: str | None, payload: Mapping[str, Any], created: Created | None = None
+        self,
+        to: Destination,
+        message_id: str | None,
+        payload: Mapping[str, Any],
+        created: Created | None = None,
+        open_stream: OpenStream | None = None,
     ) -> str: ...
 
     def post_text(self, to: Destination, text: str) -> str: ...
@@ -94,19 +112,42 @@ class SlackOutbound:
         with _slack_failures():
             self.poster.set_thread_status(to.channel_id, to.thread_id, text)
 
+    def stream_tasks(self, to: Destination, message_id: str | None, tasks: Sequence[Mapping[str, str]]) -> str:
+        if not (to.assistant and to.thread_id):
+            raise DeliveryFailed("task updates stream only in a Slack assistant thread", final=True)
+        with _slack_failures():
+            return self.poster.stream_tasks(
+                to.channel_id, to.thread_id, message_id, [dict(t) for t in tasks], _stream_to(to)
+            )
+
     def post_answer(
-        self, to: Destination, message_id: str | None, payload: Mapping[str, Any], created: Created | None = None
+        self,
+        to: Destination,
+        message_id: str | None,
+        payload: Mapping[str, Any],
+        created: Created | None = None,
+        open_stream: OpenStream | None = None,
     ) -> str:
         stream = None
         if to.assistant and to.thread_id:
-            reference = to.reference or {}
-            stream = StreamTo(str(reference.get("user_id") or ""), str(reference.get("team_id") or ""), created)
+            stream = _stream_to(to, created, open_stream)
         with _slack_failures():
             return self.poster.post_answer(to.channel_id, to.thread_id or None, message_id, dict(payload), stream)
 
     def post_text(self, to: Destination, text: str) -> str:
         with _slack_failures():
             return self.poster.post_text(to.channel_id, to.thread_id or None, text)
+
+
+def _stream_to(to: Destination, created: Created | None = None, open_stream: OpenStream | None = None) -> StreamTo:
+    reference = to.reference or {}
+    return StreamTo(
+        str(reference.get("user_id") or ""),
+        str(reference.get("team_id") or ""),
+        created,
+        ts=open_stream.message_id if open_stream else None,
+        tasks=tuple(dict(t) for t in open_stream.tasks) if open_stream else (),
+    )
 
 
 @contextmanager
@@ -141,8 +182,16 @@ class TeamsOutbound:
     def set_thread_status(self, to: Destination, text: str) -> None:
         raise DeliveryFailed("Teams has no assistant threads", final=True)
 
+    def stream_tasks(self, to: Destination, message_id: str | None, tasks: Sequence[Mapping[str, str]]) -> str:
+        raise DeliveryFailed("Teams has no assistant threads", final=True)
+
     def post_answer(
-        self, to: Destination, message_id: str | None, payload: Mapping[str, Any], created: Created | None = None
+        self,
+        to: Destination,
+        message_id: str | None,
+        payload: Mapping[str, Any],
+        created: Created | None = None,
+        open_stream: OpenStream | None = None,
     ) -> str:
         return str(self._run(self.poster.post_answer(_reference(to), message_id, payload)))
 

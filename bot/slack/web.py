@@ -11,6 +11,11 @@ streamed (`chat.startStream`, `chat.appendStream`, `chat.stopStream` with the SQ
 The stream's ts goes to the caller the moment Slack gives it (`StreamTo.created`), so a later retry edits it. When
 Slack refuses to start a stream the answer is posted as a message; when a started stream fails (expired, refused)
 the streamed message is replaced by the whole answer with `chat.update`; either way the thread shows one answer.
+
+While the turn works, its tool steps are task updates in that stream (`stream_tasks`: `chat.startStream` with
+`task_display_mode="plan"` and the first task, then `chat.appendStream` with `task_update` chunks, each task
+`in_progress`, then `complete` or `error`); the answer then continues the same stream (`StreamTo.ts`): the tasks'
+final states and the plan's closing title, the Markdown, and `chat.stopStream` with the answer's blocks.
 Every failure becomes a `SlackDeliveryError` whose message says what
 failed and never carries the token.
 """
@@ -30,6 +35,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.models.messages.chunk import Chunk, MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 
 from bot.slack.blocks import SlackMessage, answer_message, status_message, text_message
 from bot.slack.results import result_files
@@ -48,6 +54,11 @@ STREAM_PIECE = 400
 STREAM_LIMIT = 12000
 #: The thread status line holds a short phrase.
 THREAD_STATUS_LIMIT = 150
+#: How a turn's tool steps show in its stream: together, in one plan block above the answer.
+TASK_DISPLAY_MODE = "plan"
+PLAN_TITLE = "Working on your question"
+TASK_STATES = frozenset({"pending", "in_progress", "complete", "error"})
+TASK_TITLE_LIMIT = 150
 
 
 class SlackDeliveryError(TablescoutError):
@@ -89,11 +100,35 @@ def web_client(token: str, api_url: str | None = None, *, timeout: int = TIMEOUT
 
 @dataclass(frozen=True)
 class StreamTo:
-    """Stream the answer to this user of an assistant thread; `created(ts)` is called once the stream exists."""
+    """Stream the answer to this user of an assistant thread; `created(ts)` is called once the stream exists.
+
+    `ts` is a stream the turn's task updates opened, which the answer continues; `tasks` are those tasks
+    ({"id", "title", "status"}): any still in progress is marked complete as the answer begins."""
 
     user_id: str
     team_id: str
     created: Callable[[str], None] | None = None
+    ts: str | None = None
+    tasks: tuple[dict[str, str], ...] = ()
+
+
+def task_chunk(task: dict[str, str], *, final: bool = False) -> TaskUpdateChunk:
+    """A task update; `final` turns a task still in progress (its turn went on without saying) into complete."""
+    status = task.get("status") or "in_progress"
+    if status not in TASK_STATES:
+        status = "in_progress"
+    if final and status in ("pending", "in_progress"):
+        status = "complete"
+    title = " ".join(str(task.get("title") or "Working").split()).rstrip("…").rstrip(".") or "Working"
+    if len(title) > TASK_TITLE_LIMIT:
+        title = title[: TASK_TITLE_LIMIT - 1].rstrip() + "…"
+    return TaskUpdateChunk(id=str(task["id"]), title=title, status=status)
+
+
+def plan_title(payload: dict[str, Any], steps: int) -> str:
+    """The plan's title once the answer is there."""
+    done = f"{steps} step" + ("" if steps == 1 else "s")
+    return f"Answered in {done}" if payload.get("status") == "answered" else f"Stopped after {done}"
 
 
 class SlackReadError(TablescoutError):
@@ -191,6 +226,30 @@ class SlackPoster:
                 channel_id=channel, thread_ts=thread_ts, status=_status_phrase(text)
             )
 
+    def stream_tasks(
+        self, channel: str, thread_ts: str, ts: str | None, tasks: list[dict[str, str]], to: StreamTo
+    ) -> str:
+        """Show `tasks` (task updates) in the turn's stream: start it (a plan block) when `ts` is None, else append
+        to it. Returns the stream's ts."""
+        chunks: list[Chunk] = [task_chunk(t) for t in tasks]
+        if ts is None:
+            with self._calling("chat.startStream"):
+                started = self.client.chat_startStream(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    recipient_user_id=to.user_id or None,
+                    recipient_team_id=to.team_id or None,
+                    task_display_mode=TASK_DISPLAY_MODE,
+                    chunks=[PlanUpdateChunk(title=PLAN_TITLE), *chunks],
+                )
+            ts = started.get("ts")
+            if not isinstance(ts, str) or not ts:
+                raise SlackDeliveryError("Slack chat.startStream answered without a message ts")
+            return ts
+        with self._calling("chat.appendStream"):
+            self.client.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
+        return ts
+
     def set_thread_title(self, channel: str, thread_ts: str, title: str) -> None:
         """An assistant thread's title (its first question), as the user's history lists it."""
         with self._calling("assistant.threads.setTitle"):
@@ -205,9 +264,9 @@ class SlackPoster:
         stream: StreamTo | None = None,
     ) -> str:
         """Show the answer: edit the message `status_ts` when known (the status message, or the answer a failed
-        earlier attempt posted), otherwise stream it (`stream`, an assistant thread) or post it in the thread; then
-        upload a CSV of each result too large for the message's table. Returns the answer message's ts, which the
-        caller stores."""
+        earlier attempt posted), otherwise stream it (`stream`, an assistant thread; continuing `stream.ts` when the
+        turn's task updates opened one) or post it in the thread; then upload a CSV of each result too large for the
+        message's table. Returns the answer message's ts, which the caller stores."""
         message = answer_message(payload)
         ts = None
         if status_ts:
@@ -236,28 +295,41 @@ class SlackPoster:
     def _stream(
         self, channel: str, thread_ts: str, payload: dict[str, Any], message: SlackMessage, to: StreamTo
     ) -> str | None:
-        """Stream the answer into the thread; None when Slack would not start a stream (the caller posts instead)."""
+        """Stream the answer into the thread (or on in the stream `to.ts`); None when Slack would not start a stream
+        (the caller posts instead)."""
         markdown = str(payload.get("answer") or "").strip()[:STREAM_LIMIT] or message.text
         pieces = [markdown[i : i + STREAM_PIECE] for i in range(0, len(markdown), STREAM_PIECE)] or [message.text]
+        if to.ts:
+            ts = to.ts
+            rest = pieces
+        else:
+            try:
+                with self._calling("chat.startStream"):
+                    started = self.client.chat_startStream(
+                        channel=channel,
+                        thread_ts=thread_ts,
+                        markdown_text=pieces[0],
+                        recipient_user_id=to.user_id or None,
+                        recipient_team_id=to.team_id or None,
+                    )
+            except SlackDeliveryError as exc:
+                log.info("Slack would not start a stream in %s (%s); posting the answer instead", channel, exc)
+                return None
+            found = started.get("ts")
+            if not isinstance(found, str) or not found:
+                raise SlackDeliveryError("Slack chat.startStream answered without a message ts")
+            ts, rest = found, pieces[1:]
+            if to.created is not None:
+                to.created(ts)
         try:
-            with self._calling("chat.startStream"):
-                started = self.client.chat_startStream(
-                    channel=channel,
-                    thread_ts=thread_ts,
-                    markdown_text=pieces[0],
-                    recipient_user_id=to.user_id or None,
-                    recipient_team_id=to.team_id or None,
-                )
-        except SlackDeliveryError as exc:
-            log.info("Slack would not start a stream in %s (%s); posting the answer instead", channel, exc)
-            return None
-        ts = started.get("ts")
-        if not isinstance(ts, str) or not ts:
-            raise SlackDeliveryError("Slack chat.startStream answered without a message ts")
-        if to.created is not None:
-            to.created(ts)
-        try:
-            for piece in pieces[1:]:
+            if to.ts:  # tasks left in progress done, the plan's closing title and the answer's first piece, at once
+                unfinished = [t for t in to.tasks if t.get("status") not in ("complete", "error")]
+                chunks: list[Chunk] = [task_chunk(t, final=True) for t in unfinished]
+                chunks += [PlanUpdateChunk(title=plan_title(payload, len(to.tasks))), MarkdownTextChunk(text=rest[0])]
+                with self._calling("chat.appendStream"):
+                    self.client.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
+                rest = rest[1:]
+            for piece in rest:
                 with self._calling("chat.appendStream"):
                     self.client.chat_appendStream(channel=channel, ts=ts, markdown_text=piece)
             extras = stream_extras(payload, message)

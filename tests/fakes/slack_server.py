@@ -4,11 +4,17 @@ Slack for the methods tablescout uses.
     with FakeSlack() as slack:            # or the `fake_slack` fixture
         WebClient(token=slack.token, base_url=slack.url)   # slack.url ends in "/api/"
 
-Methods: `auth.test`, `chat.postMessage`, `chat.update`, `files.getUploadURLExternal`, the upload POST to the URL
-it hands out (on this server), `files.completeUploadExternal`, `assistant.threads.setStatus` / `setTitle` /
-`setSuggestedPrompts` (recorded; `slack.thread_status(channel, thread)` is the latest status), and the streaming
-methods `chat.startStream` (a new message in the thread, `streaming` True), `chat.appendStream` (its Markdown
-grows; `message_not_in_streaming_state` once stopped) and `chat.stopStream` (blocks added, `streaming` False).
+Methods: `auth.test`, `chat.postMessage` (to a user id: into that user's DM with the app, channel `D` + the rest
+of the id), `chat.postEphemeral` (kept in `slack.ephemerals`), `chat.update`, `files.getUploadURLExternal`, the
+upload POST to the URL it hands out (on this server), `files.completeUploadExternal`,
+`assistant.threads.setStatus` / `setTitle` / `setSuggestedPrompts` (recorded; `slack.thread_status(channel,
+thread)` is the latest status), and the streaming methods `chat.startStream` (a new message in the thread,
+`streaming` True), `chat.appendStream` (its Markdown grows; `message_not_in_streaming_state` once stopped) and
+`chat.stopStream` (blocks added, `streaming` False).
+Streaming calls may carry `chunks`: `markdown_text` chunks grow the text, `task_update` chunks set the message's
+task of that id (`message.tasks`, in first-seen order, each with its `history` of states), `plan_update` chunks
+its `plan_title`; `task_display_mode` is kept (`message.task_display_mode`); an unknown chunk type or task status
+answers `invalid_chunks`. `chat.update` of a streamed message replaces its tasks and plan like its text.
 `fail("chat.appendStream", "streaming_state_conflict")` breaks a stream mid-answer. Other helpers add methods with
 `slack.register(method, handler)`; an unknown method answers `unknown_method`.
 
@@ -55,7 +61,11 @@ CONTEXT_ELEMENTS = 10
 TABLE_ROWS = 100  # rows of a table block, its header included
 TABLE_CELLS = 20  # cells of one table row
 CONTEXT_ACTIONS = 5  # elements of a context_actions block
+ACTION_ELEMENTS = 25  # elements of an actions block
+BUTTON_TEXT = 75  # characters of a button's text
 TEXT_LIMIT = 40000
+CHUNK_TYPES = frozenset({"markdown_text", "task_update", "plan_update", "blocks"})
+TASK_STATES = frozenset({"pending", "in_progress", "complete", "error"})
 
 Answer = tuple[int, dict[str, Any], dict[str, str]]  # HTTP status, JSON body, extra headers
 Handler = Callable[["SlackCall"], dict[str, Any]]
@@ -100,6 +110,9 @@ class SlackMessage:
     unfurl_media: Any = None
     edits: int = 0
     streaming: bool | None = None  # None: an ordinary message; True while a stream appends to it; False once stopped
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> latest task_update (+ "history")
+    plan_title: str | None = None
+    task_display_mode: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text, "user": self.user}
@@ -153,6 +166,7 @@ class FakeSlack:
         self.host = host
         self.calls: list[SlackCall] = []
         self.files: dict[str, UploadedFile] = {}
+        self.ephemerals: list[tuple[str, str, str]] = []  # (channel, user, text) of chat.postEphemeral
         self._messages: dict[str, dict[str, SlackMessage]] = {}
         self._lock = threading.RLock()
         self._clock = itertools.count(1)
@@ -162,6 +176,7 @@ class FakeSlack:
         self._handlers: dict[str, Handler] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._post_message,
+            "chat.postEphemeral": self._post_ephemeral,
             "chat.update": self._update,
             "files.getUploadURLExternal": self._get_upload_url,
             "files.completeUploadExternal": self._complete_upload,
@@ -347,6 +362,7 @@ class FakeSlack:
         channel = call.params.get("channel")
         if not channel:
             raise SlackError("channel_not_found")
+        channel = dm_channel(str(channel))
         text, blocks = self._message_content(call.params)
         thread_ts = call.params.get("thread_ts") or None
         message = SlackMessage(
@@ -363,6 +379,16 @@ class FakeSlack:
         self._messages.setdefault(message.channel, {})[message.ts] = message
         return {"channel": message.channel, "ts": message.ts, "message": message.as_json()}
 
+    def _post_ephemeral(self, call: SlackCall) -> dict[str, Any]:
+        channel, user = str(call.params.get("channel") or ""), str(call.params.get("user") or "")
+        if not channel:
+            raise SlackError("channel_not_found")
+        if not user:
+            raise SlackError("user_not_in_channel")
+        text, _ = self._message_content(call.params)
+        self.ephemerals.append((channel, user, text))
+        return {"message_ts": self._next_ts()}
+
     def _update(self, call: SlackCall) -> dict[str, Any]:
         channel = str(call.params.get("channel") or "")
         ts = str(call.params.get("ts") or "")
@@ -377,6 +403,7 @@ class FakeSlack:
         message.text, message.blocks = text, blocks
         message.edits += 1
         message.streaming = None if message.streaming is None else False
+        message.tasks, message.plan_title = {}, None
         return {"channel": channel, "ts": ts, "text": text, "message": message.as_json()}
 
     def _assistant_call(self, call: SlackCall) -> dict[str, Any]:
@@ -394,8 +421,14 @@ class FakeSlack:
             raise SlackError("channel_not_found")
         if not thread_ts:
             raise SlackError("invalid_arguments")
+        chunks = _chunks(call.params)
         text = str(call.params.get("markdown_text") or "")
         message = SlackMessage(channel, self._next_ts(), text, [], thread_ts, BOT_USER_ID, BOT_ID, streaming=True)
+        mode = call.params.get("task_display_mode")
+        if mode is not None and mode not in ("timeline", "plan"):
+            raise SlackError("invalid_arguments")
+        message.task_display_mode = mode
+        _apply_chunks(message, chunks)
         self._messages.setdefault(channel, {})[message.ts] = message
         return {"channel": channel, "ts": message.ts}
 
@@ -410,12 +443,18 @@ class FakeSlack:
 
     def _append_stream(self, call: SlackCall) -> dict[str, Any]:
         message = self._streamed(call)
+        chunks = _chunks(call.params)
+        if not chunks and not call.params.get("markdown_text"):
+            raise SlackError("invalid_arguments")
         message.text += str(call.params.get("markdown_text") or "")
+        _apply_chunks(message, chunks)
         return {"channel": message.channel, "ts": message.ts}
 
     def _stop_stream(self, call: SlackCall) -> dict[str, Any]:
         message = self._streamed(call)
+        chunks = _chunks(call.params)
         message.text += str(call.params.get("markdown_text") or "")
+        _apply_chunks(message, chunks)
         blocks = call.params.get("blocks")
         if isinstance(blocks, str):
             blocks = json.loads(blocks)
@@ -463,6 +502,50 @@ class FakeSlack:
         return {"files": done}
 
 
+def dm_channel(channel: str) -> str:
+    """Where chat.postMessage to a user id posts: that user's DM with the app (`D` and the rest of the id)."""
+    return "D" + channel[1:] if channel[:1] in ("U", "W") else channel
+
+
+def _chunks(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """A streaming call's `chunks`, checked like Slack: known types, task updates with id, title and a status."""
+    raw = params.get("chunks")
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raise SlackError("invalid_chunks") from None
+    if not isinstance(raw, list):
+        raise SlackError("invalid_chunks")
+    for chunk in raw:
+        if not isinstance(chunk, dict) or chunk.get("type") not in CHUNK_TYPES:
+            raise SlackError("invalid_chunks")
+        if chunk["type"] == "task_update" and (
+            not chunk.get("id") or not chunk.get("title") or chunk.get("status") not in TASK_STATES
+        ):
+            raise SlackError("invalid_chunks")
+        if chunk["type"] == "plan_update" and not chunk.get("title"):
+            raise SlackError("invalid_chunks")
+    return list(raw)
+
+
+def _apply_chunks(message: SlackMessage, chunks: list[dict[str, Any]]) -> None:
+    for chunk in chunks:
+        kind = chunk["type"]
+        if kind == "markdown_text":
+            message.text += str(chunk.get("text") or "")
+        elif kind == "task_update":
+            earlier = message.tasks.get(str(chunk["id"]), {})
+            history = [*earlier.get("history", []), chunk["status"]]
+            message.tasks[str(chunk["id"])] = {**chunk, "history": history}
+        elif kind == "plan_update":
+            message.plan_title = str(chunk["title"])
+        elif kind == "blocks":
+            message.blocks += list(chunk.get("blocks") or [])
+
+
 def block_problems(blocks: list[Any]) -> list[str]:
     """What in `blocks` breaks Slack's Block Kit limits (an empty list when nothing does)."""
     problems = []
@@ -488,6 +571,8 @@ def block_problems(blocks: list[Any]) -> list[str]:
                 problems.append(f"only_one_table_allowed {where}")
         elif block["type"] == "context_actions":
             problems += _context_actions_problems(block, where)
+        elif block["type"] == "actions":
+            problems += _actions_problems(block, where)
         elif block["type"] == "context":
             elements = block.get("elements")
             if not isinstance(elements, list) or not 1 <= len(elements) <= CONTEXT_ELEMENTS:
@@ -539,6 +624,25 @@ def _context_actions_problems(block: dict[str, Any], where: str) -> list[str]:
                     problems.append(f"must provide text and value {where}/elements/{j}/{side}")
         elif kind != "icon_button":
             problems.append(f"element must be feedback_buttons or icon_button {where}/elements/{j}")
+    return problems
+
+
+def _actions_problems(block: dict[str, Any], where: str) -> list[str]:
+    elements = block.get("elements")
+    if not isinstance(elements, list) or not 1 <= len(elements) <= ACTION_ELEMENTS:
+        return [f"must provide 1 to {ACTION_ELEMENTS} elements {where}/elements"]
+    problems, seen = [], set()
+    for j, element in enumerate(elements):
+        text = element.get("text") if isinstance(element, dict) else None
+        if not isinstance(element, dict) or element.get("type") != "button" or not isinstance(text, dict):
+            problems.append(f"element must be a button with text {where}/elements/{j}")
+            continue
+        style = element.get("style", "primary")
+        if len(str(text.get("text") or "")) > BUTTON_TEXT or style not in ("primary", "danger"):
+            problems.append(f"button text over {BUTTON_TEXT} characters or unknown style {where}/elements/{j}")
+        if element.get("action_id") in seen:
+            problems.append(f"action_id must be unique {where}/elements/{j}")
+        seen.add(element.get("action_id"))
     return problems
 
 

@@ -31,6 +31,9 @@ from workers.tools.sql_tool import SQL_TOOL
 
 log = logging.getLogger(__name__)
 
+#: Told of each tool step: (step id, its status line, "in_progress" then "complete" or "error").
+StepCallback = Callable[[str, str, str], None]
+
 #: The most characters one tool result may hand the model (a card is shortened to fit well within it).
 RESULT_BUDGET = 8000
 
@@ -44,7 +47,7 @@ def status_line(tool: str, arguments: dict[str, Any]) -> str:
     database, table = arguments.get("database") or "?", arguments.get("table") or "a table"
     lines = {
         "search_tables": "Searching tables…",
-        "open_table_card": f"Opening {table}…",
+        "open_table_card": f"Reading {table}…",
         "find_join_path": "Finding how the tables join…",
         "list_tables": f"Listing tables of {database}…",
         "run_sql": f"Running SQL on {database}…",
@@ -100,14 +103,22 @@ class ToolRunner:
         return [t.spec for t in self.tools.values()]
 
     def run(
-        self, context: ToolContext, round_id: int, ordinal: int, call: ToolCallRequest, progress: Callable[[str], None]
+        self,
+        context: ToolContext,
+        round_id: int,
+        ordinal: int,
+        call: ToolCallRequest,
+        progress: Callable[[str], None],
+        step: StepCallback | None = None,
     ) -> ToolResult:
-        """Run one call inside a savepoint, so a failing tool undoes only its own writes; record it either way."""
+        """Run one call inside a savepoint, so a failing tool undoes only its own writes; record it either way.
+        `step` hears the call start and end under its status line (a refused or unknown call is no step)."""
         session = context.session
         record = turn_repo.add_tool_call(session, round_id, ordinal, call.name, call.arguments)
         context.tool_call_id = record.id
         tool = self.tools.get(call.name)
         started = time.perf_counter()
+        step_id, title = f"step-{round_id}-{ordinal}", ""
         try:
             refused = self._refused.pop(call.id, None)
             if refused is not None:
@@ -115,7 +126,10 @@ class ToolRunner:
             if tool is None:
                 offered = ", ".join(self.tools) or "none"
                 raise ToolInputError(f"there is no tool {call.name!r} in this conversation; tools: {offered}")
-            progress(tool.status(context, call.arguments))
+            title = tool.status(context, call.arguments)
+            progress(title)
+            if step is not None:
+                step(step_id, title, "in_progress")
             with session.begin_nested():
                 output = tool.run(context, call.arguments)
         except ToolInputError as exc:
@@ -130,4 +144,6 @@ class ToolRunner:
         record.result_chars = len(text)
         record.error = text if output.is_error else None
         record.duration_ms = round((time.perf_counter() - started) * 1000, 2)
+        if step is not None and title:
+            step(step_id, title, "error" if output.is_error else "complete")
         return ToolResult(call_id=call.id, name=call.name, content=text, is_error=output.is_error)

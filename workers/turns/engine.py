@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from sqlalchemy.orm import Session
 
@@ -34,7 +34,7 @@ from workers.models.types import (
 )
 from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
-from workers.tools.toolbox import ToolRunner, tools_for
+from workers.tools.toolbox import StepCallback, ToolRunner, tools_for
 from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
 from workers.turns.first_input import database_list, render_first_input, verified_examples
 from workers.turns.history import thread_history
@@ -51,6 +51,15 @@ MIN_MODEL_S = 2.0
 COULD_NOT_START = "I could not start on this question because of a problem on my side; the operator can see why."
 
 Progress = Callable[[str], None]
+
+
+@runtime_checkable
+class StepProgress(Protocol):
+    """A progress callback that also shows each tool step on its own (a Slack assistant thread's task updates)."""
+
+    def __call__(self, text: str) -> None: ...
+
+    def step(self, step_id: str, title: str, state: str) -> None: ...
 
 
 @dataclass
@@ -152,7 +161,9 @@ def _call_model(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: P
     )
 
 
-def _round(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress) -> ModelReply:
+def _round(
+    env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress, step: StepCallback | None = None
+) -> ModelReply:
     started = turn_repo.now()
     reply = runner.screen(_call_model(env, run, runner, progress))  # storable text and arguments from here on
     run.rounds += 1
@@ -170,7 +181,7 @@ def _round(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progre
         row.output_tokens = reply.usage.output_tokens
         results: list[ToolResult] = []
         for position, call in enumerate(reply.tool_calls, start=1):
-            results.append(runner.run(run.context, row.id, position, call, progress))
+            results.append(runner.run(run.context, row.id, position, call, progress, step))
         row.finished_at = turn_repo.now()
     run.messages.append(Message(role="assistant", text=reply.text, tool_calls=reply.tool_calls))
     if results:
@@ -221,6 +232,7 @@ def _made_up_numbers(env: TurnEnvironment, run: _Run, answer: str) -> list[str]:
 def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = None) -> TurnOutcome:
     """Run turn `turn_id` to its one recorded answer, unless it is finished or another attempt holds it."""
     say = progress or (lambda _status: None)
+    step = progress.step if isinstance(progress, StepProgress) else None
     limit = env.settings.turn_deadline_s
     deadline = time.monotonic() + limit
     try:
@@ -250,7 +262,7 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
             if run.deadline - time.monotonic() < MIN_MODEL_S:
                 answer = partial_answer(f"the time limit of {limit:.0f} s was reached", run.last_text, run.context)
                 return _finish(env, run, "partial", answer, "deadline")
-            reply = _round(env, run, runner, say)
+            reply = _round(env, run, runner, say, step)
             if not reply.tool_calls:
                 if not reply.text.strip():
                     answer = partial_answer("the model gave no answer", run.last_text, run.context)
