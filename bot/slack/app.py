@@ -41,7 +41,9 @@ from bot.slack.assistant import (
     permitted_databases,
     remember_thread,
     suggested_prompts,
+    thread_owner,
     thread_title,
+    viewed_channel_id,
 )
 from bot.slack.blocks import FEEDBACK_ACTION, FEEDBACK_REASON_VIEW
 from bot.slack.feedback_actions import FeedbackActions
@@ -321,7 +323,8 @@ def assistant_middleware(
 
     `on_message` is the ordinary message listener (DM threads that are not assistant threads); `on_question`
     stores a message of an assistant thread as a turn."""
-    assistant = Assistant(thread_context_store=StoredThreadContext(store), logger=logging.getLogger("tablescout.slack"))
+    contexts = StoredThreadContext(store)
+    assistant = Assistant(thread_context_store=contexts, logger=logging.getLogger("tablescout.slack"))
 
     @assistant.thread_started
     def started(
@@ -335,9 +338,32 @@ def assistant_middleware(
         if not user or not channel or not thread_ts:
             log.warning("assistant_thread_started without user, channel or thread; ignored")
             return
-        remember_thread(store, team=team, channel=channel, thread=thread_ts, user=user, context=thread.get("context"))
-        databases = permitted_databases(store, config(), user)
-        say(greeting(databases))
+        context = thread.get("context")
+        remember_thread(store, team=team, channel=channel, thread=thread_ts, user=user, context=context)
+        databases, viewed = permitted_databases(store, config(), user, team=team, viewing=viewed_channel_id(context))
+        say(greeting(databases, viewed))
+        prompts = suggested_prompts(databases)
+        if prompts:
+            set_suggested_prompts(prompts=prompts, title=PROMPTS_TITLE)
+
+    @assistant.thread_context_changed
+    def context_changed(
+        body: dict[str, Any], payload: dict[str, Any], set_suggested_prompts: SetSuggestedPrompts
+    ) -> None:
+        """The user now views another channel: kept for the thread's questions (only the thread's own user's
+        context counts), and before the first question the prompts follow it."""
+        thread = payload.get("assistant_thread") or {}
+        team = str(body.get("team_id") or "")
+        channel, thread_ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
+        user, context = str(thread.get("user_id") or ""), thread.get("context")
+        owner, asked = thread_owner(store, team, channel, thread_ts)
+        if owner is None or owner != user or not isinstance(context, dict):
+            log.info("assistant thread context from someone other than the thread's user (or none); ignored")
+            return
+        contexts.save(channel_id=channel, thread_ts=thread_ts, context=context)
+        if asked:
+            return
+        databases, _ = permitted_databases(store, config(), user, team=team, viewing=viewed_channel_id(context))
         prompts = suggested_prompts(databases)
         if prompts:
             set_suggested_prompts(prompts=prompts, title=PROMPTS_TITLE)

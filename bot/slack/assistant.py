@@ -6,8 +6,14 @@ user and team a streamed answer goes to and the channel the user was viewing), t
 suggested prompts built from the databases this user may query, resolved from the directory as a turn resolves
 them; a database the user may not query is never named. `assistant_thread_context_changed`: the channel the user
 now views replaces the stored one (bolt's thread context, kept in the metadata store rather than in message
-metadata). A user's message in the thread is a turn like a direct message (private, the thread is the
-conversation); the first question of the thread becomes its title (`assistant.threads.setTitle`).
+metadata), when the event is the thread's own user's; before the first question the prompts follow it. A user's
+message in the thread is a turn like a direct message (private, the thread is the conversation); the first
+question of the thread becomes its title (`assistant.threads.setTitle`).
+
+The viewed channel matters as its default database does: the databases that channel's questions use
+(core/store/repositories/channel_usage.py) come first in the prompts, the greeting says it looks there first, and
+the thread's questions prefer them (workers/turns/first_input.py). Only the channel Slack sent for this user counts,
+and only databases the user may query are named.
 
 Bolt's `Assistant` also takes every other direct-message thread reply (it cannot tell an assistant thread from a
 DM thread); those go to the ordinary message listener unchanged, so DM threads behave as before.
@@ -27,7 +33,7 @@ from core.permissions import resolve_principal
 from core.storable_text import storable
 from core.store.database import Store
 from core.store.models import Conversation, Turn
-from core.store.repositories import search_queries
+from core.store.repositories import channel_usage, search_queries
 from core.store.repositories import turns as turn_repo
 
 log = logging.getLogger(__name__)
@@ -41,6 +47,7 @@ GREETING = (
     "Hi! Ask me a business question and I will find the right tables, run read-only SQL and show you the answer "
     "with the SQL. I can query {databases}. This conversation is private to you."
 )
+VIEWED = " Questions in the channel you are viewing use {databases}, so I look there first."
 NO_DATABASES = (
     "Hi! You may not query any database yet, so I cannot answer questions for you. "
     "Ask whoever runs tablescout to give your Slack group a role."
@@ -80,12 +87,31 @@ def remember_thread(
         )
 
 
-def permitted_databases(store: Store, config: ConfigFile, user_id: str) -> list[tuple[str, str | None]]:
-    """(name, summary) of each registered database `user_id` may query, by name."""
+def permitted_databases(
+    store: Store, config: ConfigFile, user_id: str, *, team: str = "", viewing: str | None = None
+) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """(name, summary) of each registered database `user_id` may query, those the questions of channel `viewing`
+    use first (then by name), and those channel databases."""
     with store.transaction() as session:
         principal = resolve_principal(session, config, "slack", user_id)
         sources = search_queries.sources(session)
-        return sorted((s.name, s.summary) for s in sources if principal.may_see(s.name))
+        databases = sorted((s.name, s.summary) for s in sources if principal.may_see(s.name))
+        used = (
+            channel_usage.databases_asked_about(session, platform="slack", workspace_id=team, channel_id=viewing)
+            if viewing
+            else []
+        )
+    allowed = {name for name, _ in databases}
+    viewed = [name for name in used if name in allowed][: MAX_PROMPTS - 1]
+    rank = {name: index for index, name in enumerate(viewed)}
+    databases.sort(key=lambda d: (rank.get(d[0], len(rank)), d[0]))
+    return databases, viewed
+
+
+def viewed_channel_id(context: Mapping[str, Any] | None) -> str | None:
+    """The channel id in a thread context Slack sent (None when it sent none)."""
+    channel = (context or {}).get("channel_id")
+    return str(channel) if channel else None
 
 
 def suggested_prompts(databases: list[tuple[str, str | None]]) -> list[dict[str, str]]:
@@ -105,12 +131,32 @@ def suggested_prompts(databases: list[tuple[str, str | None]]) -> list[dict[str,
     return prompts[:MAX_PROMPTS]
 
 
-def greeting(databases: list[tuple[str, str | None]]) -> str:
+def greeting(databases: list[tuple[str, str | None]], viewed: list[str] | None = None) -> str:
     if not databases:
         return NO_DATABASES
-    names = [name for name, _ in databases]
-    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-    return GREETING.format(databases=listed)
+    text = GREETING.format(databases=_listed(sorted(name for name, _ in databases)))
+    return text + VIEWED.format(databases=_listed(viewed)) if viewed else text
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+
+
+def thread_owner(store: Store, team: str, channel: str, thread: str) -> tuple[str | None, bool]:
+    """The user an assistant thread was started for, and whether a question was asked in it yet."""
+    with store.transaction() as session:
+        found = session.execute(
+            select(Conversation.id, Conversation.reference).where(
+                Conversation.platform == "slack",
+                Conversation.workspace_id == storable(team),
+                Conversation.channel_id == storable(channel),
+                Conversation.thread_id == storable(thread),
+            )
+        ).first()
+        if found is None or not isinstance(found.reference, dict) or found.reference.get("surface") != ASSISTANT:
+            return None, False
+        asked = session.scalar(select(func.count()).where(Turn.conversation_id == found.id))
+    return str(found.reference.get("user_id") or "") or None, bool(asked)
 
 
 def thread_title(question: str) -> str:

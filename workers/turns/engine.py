@@ -36,7 +36,7 @@ from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
 from workers.tools.toolbox import StepCallback, ToolRunner, tools_for
 from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
-from workers.turns.first_input import database_list, render_first_input, verified_examples
+from workers.turns.first_input import database_list, render_first_input, verified_examples, viewed_databases
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
@@ -112,9 +112,10 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
     viewer = asker if turn.user_platform in PLATFORMS else None
     history, own_texts = thread_history(session, principal, turn, asker)
     registered = queries.sources(session)
-    listing = database_list(registered, principal, turn.question)
+    viewed = viewed_databases(session, principal, conversation, turn)
+    listing = database_list(registered, principal, turn.question, viewed)
     examples = verified_examples(session, principal, env.encoders.embedder, turn.question, listing)
-    first = render_first_input(listing, turn.question, turn.pins, examples)
+    first = render_first_input(listing, turn.question, turn.pins, examples, viewed)
     context = ToolContext(
         session=session,
         settings=env.settings,

@@ -4,6 +4,10 @@ Up to ten queryable databases, ordered by how many words they share with the que
 first three carry their summary cut to 120 characters. Databases the user may not query are named only, so the model
 can say the data exists without learning anything about it. Approved verified examples of similar questions that
 the user may see in full follow the list (search/examples.py), marked as reference data, not instructions.
+
+In a Slack assistant thread the channel its user is viewing counts too: the databases that channel's questions use
+(core/store/repositories/channel_usage.py), those the user may query, break ties in the list and are named as the
+default when the question pins none. Only the channel Slack sent for the thread's own user is read.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from sqlalchemy.orm import Session
 
 from core.identifiers import expand_words
 from core.permissions import Principal
-from core.store.models import Source
+from core.store.models import Conversation, Source, Turn
+from core.store.repositories import channel_usage
 from core.store.repositories import feedback as feedback_repo
 from search.encoders import Embedder
 from search.examples import examples_for, render_examples
@@ -24,6 +29,7 @@ from search.query_text import words
 LISTED = 10
 SUMMARISED = 3
 SUMMARY_CHARS = 120
+VIEWED = 3  # databases of the viewed channel named at most
 
 ENGINE_NAMES = {"sqlite": "SQLite", "mariadb": "MariaDB", "mysql": "MySQL", "postgresql": "PostgreSQL"}
 
@@ -46,12 +52,28 @@ def _shared_words(question: set[str], source: Source) -> int:
     return len(question & own)
 
 
-def database_list(sources: Sequence[Source], principal: Principal, question: str) -> DatabaseList:
+def database_list(
+    sources: Sequence[Source], principal: Principal, question: str, preferred: Sequence[str] = ()
+) -> DatabaseList:
+    """Queryable databases by words shared with the question, then `preferred` (the viewed channel's) first."""
     wanted = set(words(question))
     allowed = [s for s in sources if principal.may_see(s.name)]
     forbidden = sorted(s.name for s in sources if not principal.may_see(s.name))
-    allowed.sort(key=lambda s: (-_shared_words(wanted, s), s.name))
+    rank = {name: index for index, name in enumerate(preferred)}
+    allowed.sort(key=lambda s: (-_shared_words(wanted, s), rank.get(s.name, len(rank)), s.name))
     return DatabaseList(allowed=allowed, forbidden=forbidden)
+
+
+def viewed_databases(session: Session, principal: Principal, conversation: Conversation, turn: Turn) -> list[str]:
+    """The databases the questions of the channel the asker is viewing use (a Slack assistant thread's context),
+    those the asker may query, most used first; [] anywhere else."""
+    channel = channel_usage.viewed_channel(conversation, turn.user_id)
+    if channel is None:
+        return []
+    used = channel_usage.databases_asked_about(
+        session, platform=conversation.platform, workspace_id=conversation.workspace_id, channel_id=channel
+    )
+    return [name for name in used if principal.may_see(name)][:VIEWED]
 
 
 def cut(text: str, limit: int) -> str:
@@ -70,7 +92,9 @@ def verified_examples(
     return render_examples(examples_for(session, principal, vector, [s.name for s in listing.allowed]))
 
 
-def render_first_input(listing: DatabaseList, question: str, pins: Sequence[str], examples: str = "") -> str:
+def render_first_input(
+    listing: DatabaseList, question: str, pins: Sequence[str], examples: str = "", viewed: Sequence[str] = ()
+) -> str:
     lines = ["Databases you can query (most relevant first):"]
     if not listing.allowed:
         lines.append("- none: this user may not query any database")
@@ -85,6 +109,12 @@ def render_first_input(listing: DatabaseList, question: str, pins: Sequence[str]
         lines.append("Databases this user may not query: " + ", ".join(listing.forbidden))
     if pins:
         lines.append("The user pinned the search to: " + ", ".join(pins) + " (search only there).")
+    elif viewed:
+        lines.append(
+            "The user is viewing a channel whose questions use: "
+            + ", ".join(viewed)
+            + " (prefer it when the question does not say which database; search elsewhere when it does not fit)."
+        )
     if examples:
         lines += ["", examples]
     lines += ["", "Question:", question]
