@@ -121,3 +121,25 @@ def inject_copies(path: Path) -> dict[str, str]:
                 conn.execute(f"CREATE TABLE {_quote(copy)} AS SELECT * FROM {_quote(table)} WHERE {keep}")
                 made[copy] = table
     return made
+
+
+FIBEN = SHARED / "fiben"
+
+
+def copy_fiben(directory: Path) -> dict[str, Path]:
+    """FIBEN's one database (schema only), copied so the copy trap may add tables to it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "fiben.sqlite"
+    shutil.copy(FIBEN / "fiben.sqlite", target)
+    target.chmod(0o644)
+    return {"fiben": target}
+
+
+def fiben_questions() -> list[Question]:
+    found = []
+    for line in (FIBEN / "questions.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        if item["gold_tables"]:
+            idx = int(str(item["id"]).rsplit(":", 1)[-1])
+            found.append(Question("FIBEN", idx, item["db_id"], item["question"], tuple(item["gold_tables"])))
+    return found

@@ -16,8 +16,8 @@ from typing import Any
 
 from catalog.connectors.base import TableInfo
 from catalog.join_inference import JoinEdge
-from catalog.naming import humanise
 from catalog.profiling import ColumnProfile
+from core.name_words import default_name_words
 
 ROLE_PHRASES = {
     "backup": "a backup copy",
@@ -56,7 +56,7 @@ class CardInputs:
 def purpose(inputs: CardInputs) -> str:
     """One line without a model: the table's own comment when it has one, else its name and shape."""
     info = inputs.info
-    base = info.comment.strip().rstrip(".") if info.comment else humanise(info.ref.name).capitalize()
+    base = info.comment.strip().rstrip(".") if info.comment else default_name_words().humanise(info.ref.name).capitalize()
     parts = [base]
     if inputs.role != "live":
         parts.append(ROLE_PHRASES.get(inputs.role, inputs.role) + (f" of {inputs.copy_of}" if inputs.copy_of else ""))

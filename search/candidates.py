@@ -9,7 +9,8 @@ from typing import Any
 from core.card_head import header_lines
 from core.store.models import Note, SourceTable
 
-SIGNAL_ORDER = ("semantic", "keyword", "note", "example")  # "example": tables a verified example read
+#: "example": tables a verified example read; "join": a table connecting candidates (`search.join_expansion`).
+SIGNAL_ORDER = ("semantic", "keyword", "value", "note", "example", "join")
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Candidate:
     joins: list[str] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
     marked_database: bool = False
+    through: list[str] = field(default_factory=list)  # the candidates a "join" table connects
 
     def contract(self) -> dict[str, Any]:
         """The fields of the public batch output (SPEC §9)."""
@@ -39,7 +41,7 @@ class Candidate:
             "role": self.role,
             "copy_of": self.copy_of,
             "matched_by": self.matched_by,
-        }
+        } | ({"through": self.through} if self.through else {})
 
     def full(self) -> dict[str, Any]:
         return self.contract() | {
@@ -76,7 +78,13 @@ def card_head(card: dict[str, Any], fallback: str) -> str:
 
 
 def build_candidate(
-    row: SourceTable, database: str, score: float, matched: set[str], notes: Sequence[Note], card: dict[str, Any]
+    row: SourceTable,
+    database: str,
+    score: float,
+    matched: set[str],
+    notes: Sequence[Note],
+    card: dict[str, Any],
+    through: Sequence[str] = (),
 ) -> Candidate:
     """A candidate from `card`, the card of `row` as the reader may see it (`core.card_view.card_for_viewer`)."""
     head = card_head(card, row.name)
@@ -90,6 +98,7 @@ def build_candidate(
         head=head,
         engine=card.get("engine"),
         matched_by=[s for s in SIGNAL_ORDER if s in matched],
+        through=list(through),
         codes=_codes(card),
         watch=dict(card.get("watch") or {}),
         joins=_joins(card),

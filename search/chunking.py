@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.identifiers import expand_words, humanise, identifier_text, split_identifier
+from core.name_words import NameWords, default_name_words
 from search.query_text import stem
 
 COLUMNS_PER_CHUNK = 35
@@ -28,25 +28,26 @@ class Chunk:
     keywords: str
 
 
-def keyword_text(text: str) -> str:
+def keyword_text(text: str, names: NameWords | None = None) -> str:
     """The text with every identifier followed by its words, their usual expansions and singulars, so `cust`
     and `customer` match CUST_STAT_CD and `invoices` matches INV_HDR."""
+    names = names or default_name_words()
     parts = []
     for token in _TOKEN.findall(text):
-        parts.append(identifier_text(token))
-        split = split_identifier(token)
-        extra = ({stem(w) for w in split} | set(expand_words(token))) - set(split)
+        parts.append(names.identifier_text(token))
+        split = names.split(token)
+        extra = ({stem(w) for w in split} | set(names.expand(token))) - set(split)
         parts.extend(sorted(w for e in extra for w in e.split()))
     return " ".join(parts)
 
 
-def _spelled(name: str) -> str:
-    words = humanise(name)
+def _spelled(name: str, names: NameWords) -> str:
+    words = names.humanise(name)
     return f"{name} ({words})" if words and words != name.lower() else name
 
 
-def head_text(card: dict[str, Any]) -> str:
-    parts = [f"Table {_spelled(card['table'])} in database {card['database']}."]
+def head_text(card: dict[str, Any], names: NameWords) -> str:
+    parts = [f"Table {_spelled(card['table'], names)} in database {card['database']}."]
     if card.get("purpose"):
         parts.append(f"{card['purpose']}.")
     if card.get("copy_of"):
@@ -57,8 +58,8 @@ def head_text(card: dict[str, Any]) -> str:
         parts.append("Key: " + ", ".join(card["primary_key"]) + ".")
     for fk in card.get("foreign_keys", []):
         parts.append(f"References {fk['references']} through {', '.join(fk['columns'])}.")
-    names = [c["name"] for c in card.get("columns", [])[:MAX_HEAD_COLUMNS]]
-    parts.append("Columns: " + ", ".join(names) + ".")
+    columns = [c["name"] for c in card.get("columns", [])[:MAX_HEAD_COLUMNS]]
+    parts.append("Columns: " + ", ".join(columns) + ".")
     return " ".join(parts)
 
 
@@ -68,8 +69,8 @@ def _categorical(column: dict[str, Any]) -> bool:
     return isinstance(distinct, int) and distinct <= CATEGORICAL_MAX
 
 
-def column_text(column: dict[str, Any]) -> str:
-    parts = [_spelled(column["name"])]
+def column_text(column: dict[str, Any], names: NameWords) -> str:
+    parts = [_spelled(column["name"], names)]
     if column.get("comment"):
         parts.append(column["comment"])
     if column.get("codes"):
@@ -79,12 +80,14 @@ def column_text(column: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def chunks_for(card: dict[str, Any]) -> list[Chunk]:
-    head = head_text(card)
-    chunks = [Chunk("head", 0, head, keyword_text(head))]
+def chunks_for(card: dict[str, Any], names: NameWords | None = None) -> list[Chunk]:
+    """The chunks of a card; `names` splits its identifiers (with the vocabulary of its catalog)."""
+    names = names or default_name_words()
+    head = head_text(card, names)
+    chunks = [Chunk("head", 0, head, keyword_text(head, names))]
     columns = card.get("columns", [])
     for ordinal, start in enumerate(range(0, len(columns), COLUMNS_PER_CHUNK)):
         block = columns[start : start + COLUMNS_PER_CHUNK]
-        text = f"Table {_spelled(card['table'])} columns: " + "; ".join(column_text(c) for c in block)
-        chunks.append(Chunk("columns", ordinal, text, keyword_text(text)))
+        text = f"Table {_spelled(card['table'], names)} columns: " + "; ".join(column_text(c, names) for c in block)
+        chunks.append(Chunk("columns", ordinal, text, keyword_text(text, names)))
     return chunks

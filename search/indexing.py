@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from core.store.repositories import search_index
+from core.name_words import NameWords, catalog_words
 from search.chunking import chunks_for, keyword_text
 from search.encoders import Embedder
 
@@ -31,8 +34,9 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
     existing = search_index.existing_chunks(session, [t for t, _ in tables])
     wanted: list[tuple[int, int | None, str, int, str, str]] = []
     keep: set[int] = set()
+    names = NameWords(catalog_words(_catalog_texts(card for _, card in tables)))
     for table_id, card in tables:
-        for chunk in chunks_for(card):
+        for chunk in chunks_for(card, names):
             current = existing.get((table_id, chunk.kind, chunk.ordinal))
             if current is not None and current[1] == chunk.text:
                 keep.add(current[0])
@@ -58,6 +62,18 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
     search_index.set_chunk_count(session, source_id)
     search_index.refresh_common_words(session, COMMON_WORD_SHARE, COMMON_WORD_MIN_CHUNKS)
     return report
+
+
+def _catalog_texts(cards: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The names and comments of a source's cards: the words its catalog writes apart."""
+    for card in cards:
+        yield str(card.get("table") or "")
+        if card.get("comment"):
+            yield str(card["comment"])
+        for column in card.get("columns", []):
+            yield str(column.get("name") or "")
+            if column.get("comment"):
+                yield str(column["comment"])
 
 
 def index_note(session: Session, note_id: int, text: str, embedder: Embedder) -> None:

@@ -12,6 +12,10 @@ from core.store.repositories import search_queries as queries
 COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
 
 
+def is_copy(row: SourceTable) -> bool:
+    return row.role in COPY_ROLES and row.copy_of_id is not None
+
+
 def _live_of(row: SourceTable) -> int | None:
     return row.copy_of_id if row.role in COPY_ROLES else None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from core.identifiers import split_identifier
+from core.name_words import default_name_words
 
 _TOKEN = re.compile(r"[0-9A-Za-z_\u00C0-\uFFFF]+")
 # Words that carry no information about which table holds the answer.
@@ -17,6 +17,10 @@ STOPWORDS = frozenset(
     you your yours list show give tell find get many much number count total please whose ones one each every
     value values table tables data database record records row rows""".split()
 )
+
+
+#: A token this long may be an identifier written as one run (`listedsecurity`): its words are searched too.
+LONG_TOKEN = 10
 
 
 def stem(word: str) -> str:
@@ -36,8 +40,8 @@ def words(text: str) -> list[str]:
     found: list[str] = []
     for token in _TOKEN.findall(text):
         candidates = [token.lower()]
-        if "_" in token or any(c.isupper() for c in token[1:]):
-            candidates += split_identifier(token)
+        if "_" in token or any(c.isupper() for c in token[1:]) or len(token) >= LONG_TOKEN:
+            candidates += default_name_words().split(token)
         for candidate in candidates:
             for word in dict.fromkeys((candidate.strip("_"), stem(candidate.strip("_")))):
                 if len(word) > 1 and word not in STOPWORDS and word not in found:

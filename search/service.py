@@ -28,7 +28,8 @@ from search.fusion import best_first, reciprocal_rank_fusion
 from search.limits import MAX_K as MAX_K
 from search.masked_hits import MaskedHits
 from search.notes import readable_notes, seen_in_full
-from search.ordering import place_copies, take_slots
+from search.join_expansion import expand
+from search.ordering import is_copy, place_copies, take_slots
 from search.query_text import tsquery
 
 DEFAULT_K = 8
@@ -56,6 +57,7 @@ class SearchRequest:
     signals: frozenset[str] = ALL_SIGNALS
     select_databases: bool = True
     rerank: bool = True
+    expand_joins: bool = True
 
 
 @dataclass
@@ -219,6 +221,14 @@ def search_tables(
     cards = _ViewerCards(principal, rows, names)
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
         allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
+    through: dict[int, list[int]] = {}
+    if request.expand_joins:
+        expansion = expand(session, principal, allowed_order, rows, names, is_copy, request.question)
+        allowed_order, through = expansion.order, expansion.through
+        for table_id in through:
+            matched.setdefault(table_id, set()).add("join")
+            if table_id not in scores:
+                scores[table_id] = min(scores[t] for t in through[table_id] if t in scores) if through[table_id] else 0.0
     allowed_order = place_copies(session, allowed_order, rows, lambda r: principal.may_see_table(names[r.source_id], r))
     for table_id in allowed_order:
         live = rows[table_id].copy_of_id
@@ -228,7 +238,13 @@ def search_tables(
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
         build_candidate(
-            rows[t], names[rows[t].source_id], scores.get(t, 0.0), matched.get(t, set()), notes.get(t, []), cards[t]
+            rows[t],
+            names[rows[t].source_id],
+            scores.get(t, 0.0),
+            matched.get(t, set()),
+            notes.get(t, []),
+            cards[t],
+            [rows[c].name for c in through.get(t, []) if c in rows],
         )
         for t in top
     ]
