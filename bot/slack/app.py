@@ -4,7 +4,8 @@ imports `slack_bolt`.
 Handled: `app_mention` in channels (answered in the thread), `message.im` (direct messages, private), messages in
 a channel thread the bot already answers in (follow-ups, same conversation), "remember this: …" in any of those,
 and the "Remember this" message shortcut (callback id `remember_this`), which saves the message it was used on.
-The 👍/👎 buttons under answers and the modal a 👎 opens are handled by bot/slack/feedback_actions.py.
+The 👍/👎 buttons under answers and the modal a 👎 opens are handled by bot/slack/feedback_actions.py; the
+Approve / Reject buttons an admin gets for a proposed verified example by bot/slack/example_review.py.
 The agents and AI apps surface (assistant threads: greeting, suggested prompts, the viewed channel as context,
 the thread title) is bot/slack/assistant.py, on bolt's `Assistant` middleware; its answers stream (bot/delivery.py).
 
@@ -45,7 +46,8 @@ from bot.slack.assistant import (
     thread_title,
     viewed_channel_id,
 )
-from bot.slack.blocks import FEEDBACK_ACTION, FEEDBACK_REASON_VIEW
+from bot.slack.blocks import EXAMPLE_APPROVE, EXAMPLE_REJECT, FEEDBACK_ACTION, FEEDBACK_REASON_VIEW
+from bot.slack.example_review import ExampleReview
 from bot.slack.feedback_actions import FeedbackActions
 from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, web_client
 from core.config_file import ConfigFile
@@ -113,9 +115,12 @@ class SlackInbound:
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
         self.app.shortcut(REMEMBER_SHORTCUT)(self._on_remember_shortcut)
-        feedback = FeedbackActions(store)
+        review = ExampleReview(store, lambda: settings.file, self.poster, _embedder(settings), background)
+        feedback = FeedbackActions(store, on_proposed=review.proposed)
         self.app.action(FEEDBACK_ACTION)(feedback.on_click)
         self.app.view(FEEDBACK_REASON_VIEW)(feedback.on_reason)
+        self.app.action(EXAMPLE_APPROVE)(review.on_click)
+        self.app.action(EXAMPLE_REJECT)(review.on_click)
 
     # --- HTTP and Socket Mode ---------------------------------------------------------------------------------------
 
@@ -268,6 +273,17 @@ class SlackInbound:
             self.poster.post_text(message.channel_id, message.thread_id or None, text)
         except SlackDeliveryError as exc:
             log.warning("could not reply in Slack channel %s: %s", message.channel_id, exc)
+
+
+def _embedder(settings: Settings) -> Callable[[str], list[float]]:
+    """Embeds an approved example's question for retrieval, with the model turns use (loaded on first use)."""
+
+    def embed(text: str) -> list[float]:
+        from search.encoders import shared_embedder
+
+        return [float(v) for v in shared_embedder(settings.embedding_model).embed([text])[0]]
+
+    return embed
 
 
 def _team(body: Mapping[str, Any], event: Mapping[str, Any]) -> str:

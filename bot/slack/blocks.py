@@ -407,3 +407,69 @@ def feedback_reason_view(turn_id: int) -> dict[str, Any]:
             }
         ],
     }
+
+
+# --- verified examples for admins -----------------------------------------------------------------------------------
+
+EXAMPLE_APPROVE = "example_approve"  # action_ids of the buttons on a proposed example (bot/slack/example_review.py)
+EXAMPLE_REJECT = "example_reject"
+EXAMPLE_BLOCK = "example_review"
+SQL_LIMIT = 2500  # characters of an example's SQL shown
+
+
+@dataclass(frozen=True)
+class ExampleShown:
+    """What a review message shows of a proposed example (the admin may see every table it reads)."""
+
+    id: int
+    database: str
+    question: str
+    sql: str
+    tables: list[str]
+    proposed_by: str  # the Slack user id of the asker whose 👍 proposed it, or "" for another platform
+
+
+def _example_blocks(example: ExampleShown) -> list[dict[str, Any]]:
+    who = f"<@{escape(example.proposed_by)}>" if example.proposed_by else "an asker"
+    tables = ", ".join(f"{escape(example.database)}.{escape(t)}" for t in example.tables)
+    return [
+        _section(
+            f":bulb: *Proposed verified example #{example.id}* on *{escape(example.database)}*: {who} marked the "
+            "answer to this question as right."
+        ),
+        _section("*Question*\n>" + escape(" ".join(example.question.split()))),
+        _section("*SQL*\n" + _code(escape(example.sql.strip()), SQL_LIMIT + 2 * len(FENCE), "SQL")),
+        _context(
+            f"Reads {tables}. Approved, it is shown to the model for similar questions (to those who may see these "
+            f"tables) and ranks these tables in search. From a terminal: `tablescout examples approve {example.id}`."
+        ),
+    ]
+
+
+def example_review_message(example: ExampleShown) -> SlackMessage:
+    """The message an admin gets when a 👍 proposes an example: what it is, with Approve and Reject buttons."""
+    buttons = [
+        {
+            "type": "button",
+            "action_id": EXAMPLE_APPROVE,
+            "text": {"type": "plain_text", "text": "Approve"},
+            "style": "primary",
+            "value": str(example.id),
+        },
+        {
+            "type": "button",
+            "action_id": EXAMPLE_REJECT,
+            "text": {"type": "plain_text", "text": "Reject"},
+            "style": "danger",
+            "value": str(example.id),
+        },
+    ]
+    blocks = [*_example_blocks(example), {"type": "actions", "block_id": EXAMPLE_BLOCK, "elements": buttons}]
+    return SlackMessage(f"Proposed verified example #{example.id} on {example.database}", blocks)
+
+
+def example_decided_message(example: ExampleShown, line: str) -> SlackMessage:
+    """The review message once decided: the buttons replaced by what was decided, by whom (`line`, mrkdwn)."""
+    return SlackMessage(
+        f"Verified example #{example.id}: {plain_text(line)}", [*_example_blocks(example), _context(line)]
+    )

@@ -20,8 +20,11 @@ log = logging.getLogger(__name__)
 
 
 class FeedbackActions:
-    def __init__(self, store: Store) -> None:
+    """`on_proposed(example_id)` is called after a click proposed a new verified example (the admins' review)."""
+
+    def __init__(self, store: Store, on_proposed: Callable[[int], None] | None = None) -> None:
         self.store = store
+        self.on_proposed = on_proposed
 
     def on_click(self, ack: Callable[..., Any], body: dict[str, Any], client: Any) -> None:
         ack()
@@ -37,8 +40,10 @@ class FeedbackActions:
         if clicked is None:
             log.info("feedback on Slack message %s in %s, which is no answer of ours; ignored", message_ts, channel)
             return
-        if clicked.example_id is not None:
+        if clicked.example_id is not None and clicked.proposed:
             log.info("turn %s: the asker's 👍 proposes verified example %s", clicked.turn_id, clicked.example_id)
+            if self.on_proposed is not None:
+                self.on_proposed(clicked.example_id)
         trigger = body.get("trigger_id")
         if clicked.rating == "bad" and trigger:
             try:

@@ -215,6 +215,18 @@ class SlackPoster:
         """Post a short plain reply in the thread (e.g. what to ask when a mention held no question)."""
         return self._post(channel, thread_ts, text_message(text))
 
+    def post_message(self, channel: str, message: SlackMessage) -> str:
+        """Post a message of tablescout's own (a user id as `channel` posts in that user's DM with the app)."""
+        return self._post(channel, None, message)
+
+    def update_message(self, channel: str, ts: str, message: SlackMessage) -> None:
+        self._update(channel, ts, message)
+
+    def post_ephemeral(self, channel: str, user: str, text: str) -> None:
+        """A reply only `user` sees, in `channel` (e.g. why their click was refused)."""
+        with self._calling("chat.postEphemeral"):
+            self.client.chat_postEphemeral(channel=channel, user=user, text=text)
+
     def update_status(self, channel: str, ts: str, text: str) -> None:
         """Change the status message's text as rounds progress."""
         self._update(channel, ts, status_message(text))
@@ -280,6 +292,12 @@ class SlackPoster:
             ts = self._stream(channel, thread_ts, payload, message, stream)
         if ts is None:
             ts = self._post(channel, thread_ts, message)
+        if stream is not None and stream.ts and thread_ts:
+            # The stream began before the turn's last status lines, which Slack does not clear on its own then.
+            try:
+                self.set_thread_status(channel, thread_ts, "")
+            except SlackDeliveryError as exc:
+                log.info("could not clear the status line of %s: %s", channel, exc)
         files = result_files(payload)
         if files:
             uploads = [{"content": f.content, "filename": f.filename, "title": f.title} for f in files]

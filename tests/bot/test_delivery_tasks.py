@@ -138,6 +138,7 @@ def test_tool_steps_stream_as_task_updates_and_the_answer_continues_the_stream(
     assert slack.calls_to("chat.update") == []
     assert slack.calls_to("chat.postMessage") == []
     assert stream_state(store, turn_id) == "answering"
+    assert slack.thread_status(DM, thread) == ""  # the status line set after the stream began is cleared
     assert deliver_answer(store, outbounds, turn_id).outcome == "nothing"
     assert len(slack.thread(DM, thread)) == 1
 
