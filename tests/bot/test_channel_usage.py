@@ -4,6 +4,7 @@ thread's own user, named only where the reader may query them."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from core.store.database import Store
 from core.store.models import Conversation
@@ -52,12 +53,13 @@ def test_a_channels_databases_are_those_its_shared_answered_questions_used(store
     assert elsewhere == []
 
 
-def thread(reference: dict[str, object] | None, channel: str = "D0ASSIST") -> Conversation:
+def thread(reference: dict[str, Any] | None, channel: str = "D0ASSIST") -> Conversation:
     return Conversation(platform="slack", workspace_id=TEAM, channel_id=channel, thread_id="1.1", reference=reference)
 
 
 def test_only_the_channel_slack_sent_for_the_threads_own_user_is_read() -> None:
-    mine = {"surface": ASSISTANT_SURFACE, "user_id": "U_ME", "context": {"channel_id": "C0FIN", "team_id": TEAM}}
+    context = {"channel_id": "C0FIN", "team_id": TEAM}
+    mine: dict[str, Any] = {"surface": ASSISTANT_SURFACE, "user_id": "U_ME", "context": context}
     assert viewed_channel(thread(mine), "U_ME") == "C0FIN"
     assert viewed_channel(thread(mine), "U_SOMEONE_ELSE") is None
     assert viewed_channel(thread({**mine, "surface": None}), "U_ME") is None  # a DM thread, not an assistant one
