@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     turn_requeue_after_s: float = Field(120.0, gt=0)  # a turn no worker started this long after queueing runs again
     turn_lease_grace_s: float = Field(30.0, ge=0)  # a running turn whose lease ended this long ago runs again
     turn_max_tries: int = Field(3, ge=1, le=20)  # runs of one turn (first, redelivered, swept) before it fails honestly
+    # minilm-int8: MiniLM on ONNX Runtime, int8 (search.encoder_onnx); minilm: the same on torch; use-multilingual
+    embedding_encoder: Literal["minilm-int8", "minilm", "use-multilingual"] = "minilm-int8"
+    embedding_max_tokens: int = Field(128, ge=16, le=512)  # texts are cut here (MiniLM was trained on 128)
     embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests

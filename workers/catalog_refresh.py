@@ -8,7 +8,7 @@ from catalog.analysis import AnalysisOptions, AnalysisReport, Progress, analyze_
 from core.settings import Settings
 from core.store.database import Store
 from core.store.repositories import sources as source_repo
-from search.encoders import Embedder, shared_embedder
+from search.encoders import Embedder, embedder_for
 from search.indexing import IndexReport, index_source
 
 
@@ -29,7 +29,7 @@ def refresh_source(
     analysis = analyze_source(settings, store, name, options, progress)
     if analysis.error is not None:
         return RefreshReport(analysis)
-    model = embedder or shared_embedder(settings.embedding_model)
+    model = embedder or embedder_for(settings)
     with store.transaction() as session:
         source = source_repo.by_name(session, analysis.source)
         assert source is not None

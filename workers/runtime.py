@@ -16,7 +16,7 @@ from core.settings import Settings, load_settings
 from core.store import migrate
 from core.store.database import Store, open_store
 from core.store.repositories import turns as turn_repo
-from search.encoders import BiEncoderReranker, CrossEncoderReranker, Reranker, shared_embedder
+from search.encoders import BiEncoderReranker, CrossEncoderReranker, Reranker, embedder_for
 from search.service import Encoders
 from workers.models.registry import describe_model_setup, provider_from_settings
 from workers.turns.engine import TurnEnvironment
@@ -29,7 +29,8 @@ _store: Store | None = None
 
 
 def encoders_for(settings: Settings) -> Encoders:
-    embedder = shared_embedder(settings.embedding_model)
+    """The embedder the settings choose (search.encoders.embedder_for, shared in the process) and a reranker."""
+    embedder = embedder_for(settings)
     reranker: Reranker = (
         CrossEncoderReranker(settings.reranker_model) if settings.reranker_model else BiEncoderReranker(embedder)
     )

@@ -110,7 +110,7 @@ def approve(
     """Approve an example (optionally edited): from now on it is retrieved for similar questions."""
     from core.errors import TablescoutError
     from core.store.repositories import feedback as feedback_repo
-    from search.encoders import shared_embedder
+    from search.encoders import embedder_for
 
     if question is not None and not question.strip():
         raise TablescoutError("--question is empty")
@@ -122,7 +122,7 @@ def approve(
         example = _example(session, example_id)
         text = question.strip() if question is not None else example.question
         changes: dict[str, Any] = {"question": text, "sql": sql.strip() if sql is not None else example.sql}
-        changes["embedding"] = shared_embedder(config.embedding_model).embed([text])[0].tolist()
+        changes["embedding"] = embedder_for(config).embed([text])[0].tolist()
         feedback_repo.review_example(session, example, "approved", reviewer, changes)
     console.print(f"Approved example #{example_id} on {example.database}", markup=False)
 

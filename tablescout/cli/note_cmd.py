@@ -21,6 +21,7 @@ from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
 
 if TYPE_CHECKING:
+    from core.settings import Settings
     from search.encoders import Vectors
     from search.notes import NoteView
 
@@ -39,14 +40,14 @@ def operator_author() -> tuple[str, str]:
 class _OnFirstUse:
     """The embedding model, loaded only when a note is indexed: a refused note is answered at once."""
 
-    def __init__(self, model_path: str | None) -> None:
-        self._model_path = model_path
-        self.name = model_path or "default"
+    def __init__(self, config: Settings) -> None:
+        self._config = config
+        self.name: str = config.embedding_encoder
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        from search.encoders import shared_embedder
+        from search.encoders import embedder_for
 
-        return shared_embedder(self._model_path).embed(texts)
+        return embedder_for(self._config).embed(texts)
 
 
 @app.command("add")
@@ -62,7 +63,7 @@ def add(
     from search.notes import save_note
 
     config = settings()
-    embedder = _OnFirstUse(config.embedding_model)
+    embedder = _OnFirstUse(config)
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)
         saved = save_note(
@@ -130,7 +131,7 @@ def edit(
     from search.notes import edit_note
 
     config = settings()
-    embedder = _OnFirstUse(config.embedding_model)
+    embedder = _OnFirstUse(config)
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)
         view = edit_note(session, principal, viewer or operator_author(), embedder, note_id, text=text, private=private)

