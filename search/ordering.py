@@ -1,15 +1,37 @@
-"""Copies directly behind their live table, whatever the scores say; a copy is moved, never dropped."""
+"""Copies after every live candidate, unless the question names them; a copy is moved, never dropped.
+
+A copy (`backup`, `draft`, `staging`, `snapshot`) has the same columns as its live table, so it often matches a
+question as well or better; SQL on it runs and returns a stale number. So a live table takes the best place of
+itself and its copies (fetched when search did not retrieve it), and copies follow all live candidates, in that
+order. A question that names a copy (its name, its marker such as `BAK` or `202312`, or its kind: "backup",
+"snapshot", "staging copy") puts that copy first, ahead of its live table.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
+from catalog.naming import affixes
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
 
 COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
+#: Words that name copies of any kind.
+COPY_WORDS = frozenset({"copy", "copies", "duplicate", "duplicates", "replica"})
+#: Words that name one kind of copy, beside the name markers (`catalog.naming`).
+#: Everyday words ("old", "new", "test") are left out: "how old is…" asks for no backup.
+KIND_WORDS = {
+    "backup": frozenset({"backup", "backups", "archive", "archived"}),
+    "staging": frozenset({"staging", "staged", "temporary"}),
+    "draft": frozenset({"draft", "drafts"}),
+    "snapshot": frozenset({"snapshot", "snapshots"}),
+}
+#: A period marker names a copy only when it is this precise (`202312`); a year alone is a filter value.
+PERIOD_MARKER = 6
+_WORD = re.compile(r"[0-9A-Za-z_\u00C0-\uFFFF]+(?:-[0-9]+)?")
 
 
 def is_copy(row: SourceTable) -> bool:
@@ -20,58 +42,61 @@ def _live_of(row: SourceTable) -> int | None:
     return row.copy_of_id if row.role in COPY_ROLES else None
 
 
-def place_copies(
-    session: Session, order: list[int], rows: dict[int, SourceTable], may_see: Callable[[SourceTable], bool]
-) -> list[int]:
-    """Reorder so each live table comes first and its copies right after it.
+def question_words(question: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(question)}
 
-    A copy that ranked above its live table brings the live table up to its place (fetched when search did not
-    retrieve it, provided it is visible and allowed).
-    """
-    copies: dict[int, list[int]] = {}
-    for table_id in order:
-        live = _live_of(rows[table_id])
-        if live is not None:
-            copies.setdefault(live, []).append(table_id)
-    missing = [live for live in copies if live not in rows]
+
+def names_copy(row: SourceTable, words: set[str]) -> bool:
+    """Does a question with these words ask for this copy: its name, its marker, or its kind?"""
+    if row.name.lower() in words:
+        return True
+    if words & COPY_WORDS or words & KIND_WORDS.get(row.role, frozenset()):
+        return True
+    for affix in affixes(row.name):
+        marker = affix.marker.lower()
+        if affix.kind == "period":
+            if len(marker) >= PERIOD_MARKER and marker in {w.replace("-", "") for w in words}:
+                return True
+        elif marker in words:
+            return True
+    return False
+
+
+def place_copies(
+    session: Session,
+    order: list[int],
+    rows: dict[int, SourceTable],
+    may_see: Callable[[SourceTable], bool],
+    question: str = "",
+) -> list[int]:
+    """The copies the question names first, then live tables (each at the best place of itself and its copies),
+    then the other copies, in the order of their live tables."""
+    missing = sorted({live for t in order if (live := _live_of(rows[t])) is not None and live not in rows})
     for live_id, row in queries.tables(session, missing).items():
         if row.visible and may_see(row):
             rows[live_id] = row
-    result: list[int] = []
-    emitted: set[int] = set()
-
-    def emit(table_id: int) -> None:
+    words = question_words(question)
+    named = [t for t in order if _live_of(rows[t]) is not None and names_copy(rows[t], words)]
+    head: list[int] = list(named)
+    tail: list[int] = []
+    emitted: set[int] = set(named)
+    for table_id in order:
+        row = rows[table_id]
+        live = _live_of(row)
         if table_id in emitted:
-            return
-        emitted.add(table_id)
-        result.append(table_id)
-        for copy in copies.get(table_id, []):
-            if copy not in emitted:
-                emitted.add(copy)
-                result.append(copy)
-
-    for table_id in order:
-        live = _live_of(rows[table_id])
+            continue
         if live is not None and live in rows and live not in emitted:
-            emit(live)
-        emit(table_id)
-    return result
+            emitted.add(live)
+            head.append(live)
+        if table_id in emitted:
+            continue
+        emitted.add(table_id)
+        (tail if live is not None else head).append(table_id)
+    position = {t: i for i, t in enumerate(head)}
+    tail.sort(key=lambda t: position.get(rows[t].copy_of_id or -1, len(head)))
+    return head + tail
 
 
-def take_slots(order: list[int], rows: dict[int, SourceTable], k: int) -> list[int]:
-    """The first `k` tables, each followed by the copies placed behind it.
-
-    A copy directly behind its live table rides in that table's slot: copies are variants of a table already
-    offered, and letting them take slots would push other relevant live tables out of the first k.
-    """
-    taken: list[int] = []
-    slots = 0
-    for table_id in order:
-        live = _live_of(rows[table_id])
-        riding = live is not None and live in taken
-        if not riding:
-            if slots == k:
-                break
-            slots += 1
-        taken.append(table_id)
-    return taken
+def take_slots(order: list[int], k: int) -> list[int]:
+    """The first `k` tables of the placed order."""
+    return order[:k]

@@ -22,6 +22,7 @@ from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
 from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
+from search.decomposition import Part, decompose, phrases
 from search.encoders import Embedder, Reranker
 from search.examples import examples_for
 from search.fusion import best_first, reciprocal_rank_fusion
@@ -40,6 +41,8 @@ _FILTER_VALUE = re.compile(r"^[\d\s./:-]+$")
 RETRIEVE = 60
 RERANK_DEPTH = 20
 NOTE_SIMILARITY = 0.5
+#: The weight of each phrase's rankings in the fusion (the whole question's weigh 1).
+PART_WEIGHT = 0.5
 EXAMPLES = 3  # approved examples whose tables form one more ranking
 ALL_SIGNALS = frozenset({"semantic", "keyword", "note"})
 
@@ -58,6 +61,7 @@ class SearchRequest:
     select_databases: bool = True
     rerank: bool = True
     expand_joins: bool = True
+    decompose: bool = True
 
 
 @dataclass
@@ -74,6 +78,7 @@ class SearchResult:
     searched: Searched
     candidates: list[Candidate] = field(default_factory=list)
     denied_tables: list[str] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)  # what the question mentions (`search.decomposition`)
 
 
 @dataclass
@@ -121,6 +126,7 @@ def _choices(session: Session, principal: Principal, pins: Sequence[str]) -> tup
 def _rankings(
     session: Session,
     texts: Sequence[str],
+    weights: Sequence[float],
     source_ids: list[int],
     signals: frozenset[str],
     vectors: np.ndarray,
@@ -128,12 +134,12 @@ def _rankings(
     common: set[str],
     masked: MaskedHits,
 ) -> tuple[list[tuple[list[int], float]], dict[int, set[str]]]:
-    """Per-table rankings by meaning and by words for the question and each extra term, all weighted alike; hits
-    on tables with columns masked for the reader are scored on what the reader sees (`search.masked_hits`)."""
+    """Per-table rankings by meaning and by words for the question, each extra term and each phrase of the
+    question, weighted by `weights`; hits on tables with columns masked for the reader are scored on what the
+    reader sees (`search.masked_hits`)."""
     rankings: list[tuple[list[int], float]] = []
     matched: dict[int, set[str]] = {}
-    weight = 1.0
-    for index, text in enumerate(texts):
+    for index, (text, weight) in enumerate(zip(texts, weights, strict=True)):
         if "semantic" in signals:
             if index == 0 and first_hits is not None:
                 hits = first_hits
@@ -160,7 +166,11 @@ def search_tables(
     """The k best candidate tables for the question that `principal` may see, and the denied ones by name."""
     _validate(request)
     choices, total, pinned = _choices(session, principal, request.databases)
-    texts = [request.question, *(t for t in request.terms if t.strip() and not _FILTER_VALUE.match(t))]
+    parts = decompose(request.question) if request.decompose else []
+    terms = [t for t in request.terms if t.strip() and not _FILTER_VALUE.match(t)]
+    extra = [p for p in phrases(parts) if p.lower() not in {t.lower() for t in terms}]
+    texts = [request.question, *terms, *extra]
+    weights = [1.0] * (1 + len(terms)) + [PART_WEIGHT] * len(extra)
     vectors = encoders.embedder.embed(texts)
     first_hits: list[queries.Hit] | None = None
     if choices and "semantic" in request.signals:
@@ -179,7 +189,9 @@ def search_tables(
     common = queries.common_words(session)
     names = {c.source_id: c.name for c in choices}
     masked = MaskedHits(session, principal, names, encoders.embedder)
-    rankings, matched = _rankings(session, texts, source_ids, request.signals, vectors, first_hits, common, masked)
+    rankings, matched = _rankings(
+        session, texts, weights, source_ids, request.signals, vectors, first_hits, common, masked
+    )
     note_texts: dict[int, list[str]] = {}
     if "note" in request.signals:
         note_hits = queries.note_hits(
@@ -229,12 +241,14 @@ def search_tables(
             matched.setdefault(table_id, set()).add("join")
             if table_id not in scores:
                 scores[table_id] = min(scores[t] for t in through[table_id] if t in scores) if through[table_id] else 0.0
-    allowed_order = place_copies(session, allowed_order, rows, lambda r: principal.may_see_table(names[r.source_id], r))
+    allowed_order = place_copies(
+        session, allowed_order, rows, lambda r: principal.may_see_table(names[r.source_id], r), request.question
+    )
     for table_id in allowed_order:
         live = rows[table_id].copy_of_id
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
-    top = take_slots(allowed_order, rows, request.k)
+    top = take_slots(allowed_order, request.k)
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
         build_candidate(
@@ -251,7 +265,7 @@ def search_tables(
     if len({c.database for c in candidates}) > 1:
         for candidate in candidates:
             candidate.marked_database = True
-    return SearchResult(searched, candidates, denied)
+    return SearchResult(searched, candidates, denied, parts)
 
 
 class _ViewerCards:

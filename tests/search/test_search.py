@@ -13,12 +13,20 @@ def names(result) -> list[str]:
     return [c.table for c in result.candidates]
 
 
-def test_live_table_first_and_copies_right_behind_it(world: World) -> None:
-    result = world.search("how many orders were placed?", databases=["erp"])
+def _copies_after_every_live_table(result) -> None:
+    roles = [c.role for c in result.candidates]
+    copies = [i for i, c in enumerate(result.candidates) if c.copy_of is not None]
+    live = [i for i, c in enumerate(result.candidates) if c.copy_of is None]
+    assert copies and live, roles
+    assert max(live) < min(copies), names(result)
+
+
+def test_live_table_first_and_copies_after_every_live_candidate(world: World) -> None:
+    result = world.search("how many orders were placed?", databases=["erp"], k=30)
     order = names(result)
     assert order[0] == "ORD_MST"
-    position = order.index("ORD_MST")
-    assert set(order[position + 1 : position + 3]) == {"ORD_MST_BAK", "ORD_MST_202312"}
+    assert {"ORD_MST_BAK", "ORD_MST_202312"} <= set(order)
+    _copies_after_every_live_table(result)
     first = result.candidates[0]
     assert first.role == "live"
     assert "semantic" in first.matched_by
@@ -27,13 +35,24 @@ def test_live_table_first_and_copies_right_behind_it(world: World) -> None:
     assert bak.role == "backup"
 
 
-def test_copies_ride_in_their_live_tables_slot(world: World) -> None:
-    result = world.search("how many orders were placed?", databases=["erp"], k=1)
+def test_copies_take_no_slot_of_a_live_table(world: World) -> None:
+    result = world.search("how many orders were placed?", databases=["erp"], k=3)
     assert names(result)[0] == "ORD_MST"
-    assert set(names(result)[1:]) == {"ORD_MST_BAK", "ORD_MST_202312"}
-    two = world.search("how many orders were placed?", databases=["erp"], k=2)
-    assert len(two.candidates) == 4
-    assert two.candidates[3].copy_of is None
+    assert len(result.candidates) == 3
+    assert all(c.copy_of is None for c in result.candidates)
+
+
+@pytest.mark.parametrize(
+    ("question", "copy"),
+    [
+        ("how many orders are in ORD_MST_BAK?", "ORD_MST_BAK"),
+        ("how many orders does the backup of the order master hold?", "ORD_MST_BAK"),
+        ("orders in the 2023-12 copy of the order table", "ORD_MST_202312"),
+    ],
+)
+def test_a_copy_the_question_names_ranks_first(world: World, question: str, copy: str) -> None:
+    result = world.search(question, databases=["erp"], k=8)
+    assert names(result)[0] == copy, names(result)
 
 
 class PrefersCopies:
@@ -46,14 +65,11 @@ class PrefersCopies:
 def test_live_table_first_even_when_the_reranker_prefers_a_copy(world: World) -> None:
     world.note("erp", "ORD_MST_BAK", "quarterly audit snapshot of orders kept by finance")
     adversarial = World(world.installation, Encoders(world.encoders.embedder, PrefersCopies()))
-    result = adversarial.search("how many orders in the quarterly audit", databases=["erp"])
+    result = adversarial.search("how many orders in the quarterly audit", databases=["erp"], k=30)
     order = names(result)
     assert "note" in next(c for c in result.candidates if c.table == "ORD_MST_BAK").matched_by
     assert order.index("ORD_MST") < order.index("ORD_MST_BAK")
-    assert (
-        order.index("ORD_MST") + 1 == order.index("ORD_MST_BAK")
-        or order[order.index("ORD_MST") + 1] == "ORD_MST_202312"
-    )
+    _copies_after_every_live_table(result)
 
 
 def test_a_question_about_the_backup_still_finds_it(world: World) -> None:
