@@ -6,7 +6,18 @@ from datetime import datetime
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import ARRAY, BigInteger, CheckConstraint, Float, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import (
+    ARRAY,
+    BigInteger,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -43,6 +54,8 @@ class SourceTable(Base):
     __table_args__ = (
         UniqueConstraint("source_id", "schema_name", "name"),
         CheckConstraint(f"role IN ({', '.join(repr(r) for r in TABLE_ROLES)})", name="role"),
+        # The visible tables of the searched databases, read from the index alone (search filters chunks by it).
+        Index("ix_source_tables_visible", "source_id", "id", postgresql_where=text("visible")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -124,6 +137,7 @@ class SearchChunk(Base):
     kind: Mapped[str] = mapped_column(String(10))
     ordinal: Mapped[int]
     text: Mapped[str] = mapped_column(Text)
+    # Stored in the row itself (STORAGE PLAIN, migration 0012), so an exact scan reads no TOAST.
     embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
 
@@ -135,3 +149,17 @@ class CommonWord(Base):
 
     word: Mapped[str] = mapped_column(Text, primary_key=True)
     documents: Mapped[int]
+
+
+class SearchValue(Base):
+    """A distinct short text value of a column, from the profiling sample: "Busan" finds the table that holds it."""
+
+    __tablename__ = "search_values"
+    __table_args__ = (Index("ix_search_values_tsv", "tsv", postgresql_using="gin"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source_id: Mapped[int] = mapped_column(ForeignKey("sources.id", ondelete="CASCADE"), index=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
+    column_name: Mapped[str] = mapped_column(String(128))
+    value: Mapped[str] = mapped_column(Text)
+    tsv: Mapped[Any] = mapped_column(TSVECTOR)

@@ -9,6 +9,7 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from core.store.models import CommonWord, Note, SearchChunk, Source, SourceTable
+from core.store.repositories.search_queries import forget_search_stats
 
 
 def indexable_tables(session: Session, source_id: int) -> list[tuple[int, dict[str, Any]]]:
@@ -81,12 +82,14 @@ def set_chunk_count(session: Session, source_id: int) -> int:
         .where(SourceTable.source_id == source_id, SourceTable.visible)
     )
     session.execute(update(Source).where(Source.id == source_id).values(chunk_count=int(count or 0)))
+    forget_search_stats(session)
     return int(count or 0)
 
 
 def refresh_common_words(session: Session, share: float, min_chunks: int) -> int:
     """Record the words found in more than `share` of all chunks, once the index holds `min_chunks` or more."""
     session.execute(delete(CommonWord))
+    forget_search_stats(session)
     total = int(session.scalar(select(func.count()).select_from(SearchChunk)) or 0)
     if total < min_chunks:
         return 0

@@ -6,13 +6,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, func, literal, or_, select, text
+from sqlalchemy import ARRAY, Integer, Text, any_, func, literal, literal_column, or_, select, text, union_all
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable
 
+#: At or below this many chunks in the searched databases, the nearest chunks are found by an exact scan (complete,
+#: and with vectors stored in the row about 1 ms per 1,000 chunks on a 2-core machine); above it, by the HNSW index.
 EXACT_SCAN_MAX_CHUNKS = 20_000
+#: Chunks the HNSW index returns when every chunk may match; a search over a share of the chunks (some databases,
+#: or a user who may see only some) asks for proportionally more, so about as many of them survive the filter.
 HNSW_EF_SEARCH = 100
+#: pgvector's own limit on hnsw.ef_search (an HNSW scan returns at most ef_search chunks before versions 0.8).
+HNSW_EF_SEARCH_MAX = 1000
+_EF_SET = "tablescout.ef_search"  # session.info key: the hnsw.ef_search this transaction has set
+_STATS = "tablescout.search_stats"  # session.info key: this transaction's chunk counts and common words
 
 
 @dataclass(frozen=True)
@@ -30,68 +39,179 @@ class NoteHit:
     text: str
 
 
+@dataclass(frozen=True)
+class SearchStats:
+    """What choosing a search plan needs, read in one statement: chunks per source and the common words."""
+
+    chunks: dict[int, int]
+    common_words: frozenset[str]
+
+    def searched(self, source_ids: Sequence[int]) -> int:
+        return sum(self.chunks.get(s, 0) for s in source_ids)
+
+    @property
+    def total(self) -> int:
+        return sum(self.chunks.values())
+
+
+def _ids(source_ids: Sequence[int]) -> ColumnElement[Any]:
+    """`= ANY(array)`: one statement text (and so one prepared statement) whatever the number of ids."""
+    return any_(literal(list(source_ids), ARRAY(Integer)))
+
+
+def search_stats(session: Session) -> SearchStats:
+    """Chunk counts and common words, read once per transaction (indexing in the same transaction forgets them)."""
+    cached = session.info.get(_STATS)
+    if isinstance(cached, SearchStats):
+        return cached
+    counts = select(func.coalesce(func.jsonb_object_agg(Source.id, Source.chunk_count), literal_column("'{}'::jsonb")))
+    words = select(func.coalesce(func.array_agg(CommonWord.word), literal([], ARRAY(Text))))
+    row = session.execute(select(counts.scalar_subquery(), words.scalar_subquery())).one()
+    stats = SearchStats({int(k): int(v) for k, v in row[0].items()}, frozenset(row[1]))
+    session.info[_STATS] = stats
+    return stats
+
+
+def forget_search_stats(session: Session) -> None:
+    session.info.pop(_STATS, None)
+
+
 def chunk_count(session: Session, source_ids: Sequence[int]) -> int:
     """Indexed chunks of the sources, as counted when they were last indexed."""
-    return int(session.scalar(select(func.sum(Source.chunk_count)).where(Source.id.in_(source_ids))) or 0)
+    return search_stats(session).searched(source_ids)
 
 
 def common_words(session: Session) -> set[str]:
-    return set(session.scalars(select(CommonWord.word)))
+    return set(search_stats(session).common_words)
 
 
-def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> list[Hit]:
-    """Tables by their nearest chunk (cosine), best first: `limit` tables, however many chunks each has.
+def ef_search_for(total: int, searched: int) -> int:
+    """How many chunks to ask the HNSW index for when `searched` of `total` chunks may match."""
+    if searched <= 0 or total <= 0:
+        return HNSW_EF_SEARCH
+    wanted = HNSW_EF_SEARCH * total / searched
+    return int(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, round(wanted))))
 
-    An exact scan for small sets, the HNSW index (over-fetching chunks) for large ones."""
-    if chunk_count(session, source_ids) <= EXACT_SCAN_MAX_CHUNKS:
-        distance = SearchChunk.embedding.cosine_distance(vector)
-        # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete.
-        best = func.min(distance + literal(0.0))
-        stmt = (
-            select(SearchChunk.table_id, best, SearchChunk.source_id)
-            .join(SourceTable, SourceTable.id == SearchChunk.table_id)
-            .where(SearchChunk.source_id.in_(source_ids), SourceTable.visible, SearchChunk.embedding.is_not(None))
-            .group_by(SearchChunk.table_id, SearchChunk.source_id)
-            .order_by(best, SearchChunk.table_id)
-            .limit(limit)
+
+def _set_ef_search(session: Session, value: int) -> None:
+    if session.info.get(_EF_SET) != value:
+        session.execute(text(f"SET LOCAL hnsw.ef_search = {int(value)}"))
+        session.info[_EF_SET] = value
+
+
+def _visible_table_ids(source_ids: Sequence[int]) -> Any:
+    """The visible tables of the sources (answered by the partial index ix_source_tables_visible alone)."""
+    return select(SourceTable.id).where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
+
+
+def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
+    distance = SearchChunk.embedding.cosine_distance(vector)
+    # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete.
+    best = func.min(distance + literal(0.0))
+    return (
+        select(SearchChunk.table_id, best.label("distance"), SearchChunk.source_id)
+        .where(
+            SearchChunk.source_id == _ids(source_ids),
+            SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
+            SearchChunk.embedding.is_not(None),
         )
-        return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
+        .group_by(SearchChunk.table_id, SearchChunk.source_id)
+        .order_by(best, SearchChunk.table_id)
+        .limit(limit)
+    )
+
+
+def _indexed_semantic(vector: list[float], source_ids: Sequence[int], limit: int, fetch: int) -> Any:
     # The index answers "nearest N chunks" only when the ordering is the whole query; the source and visibility
     # filters apply to that over-fetched set afterwards.
-    session.execute(text(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}"))
     distance = SearchChunk.embedding.cosine_distance(vector)
     nearest = (
         select(SearchChunk.table_id.label("table_id"), distance.label("distance"))
         .order_by(distance)
-        .limit(HNSW_EF_SEARCH)
+        .limit(fetch)
         .subquery()
     )
     closest = func.min(nearest.c.distance)
-    stmt = (
-        select(nearest.c.table_id, closest, SourceTable.source_id)
+    return (
+        select(nearest.c.table_id, closest.label("distance"), SourceTable.source_id)
         .join(SourceTable, SourceTable.id == nearest.c.table_id)
-        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible)
+        .where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
         .group_by(nearest.c.table_id, SourceTable.source_id)
         .order_by(closest, nearest.c.table_id)
         .limit(limit)
     )
+
+
+def _semantic_statement(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
+    """The plan for the size: an exact scan over few chunks, else the HNSW index asked for enough chunks that
+    about as many of the searched databases' chunks survive the filter as if every chunk could match."""
+    stats = search_stats(session)
+    searched = stats.searched(source_ids)
+    if searched <= EXACT_SCAN_MAX_CHUNKS:
+        return _exact_semantic(vector, source_ids, limit)
+    fetch = ef_search_for(stats.total, searched)
+    _set_ef_search(session, fetch)
+    return _indexed_semantic(vector, source_ids, limit, fetch)
+
+
+def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> list[Hit]:
+    """Tables by their nearest chunk (cosine), best first: `limit` tables, however many chunks each has."""
+    if not source_ids:
+        return []
+    stmt = _semantic_statement(session, vector, source_ids, limit)
     return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
 
 
-def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[Hit]:
-    """Tables by their best full-text chunk rank for any query word (`query` is a to_tsquery expression)."""
+def _keyword_statement(query: str, source_ids: Sequence[int], limit: int) -> Any:
     tsquery = func.to_tsquery("simple", query)
     rank = func.ts_rank_cd(SearchChunk.tsv, tsquery, 1)
     best = func.max(rank)
-    stmt = (
-        select(SearchChunk.table_id, best)
-        .join(SourceTable, SourceTable.id == SearchChunk.table_id)
-        .where(SearchChunk.source_id.in_(source_ids), SourceTable.visible, SearchChunk.tsv.op("@@")(tsquery))
+    return (
+        select(SearchChunk.table_id, best.label("rank"))
+        .where(
+            SearchChunk.source_id == _ids(source_ids),
+            SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
+            SearchChunk.tsv.op("@@")(tsquery),
+        )
         .group_by(SearchChunk.table_id)
         .order_by(best.desc(), SearchChunk.table_id)
         .limit(limit)
     )
-    return [Hit(t, float(r)) for t, r in session.execute(stmt).all()]
+
+
+def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[Hit]:
+    """Tables by their best full-text chunk rank for any query word (`query` is a to_tsquery expression)."""
+    if not source_ids:
+        return []
+    return [Hit(t, float(r)) for t, r in session.execute(_keyword_statement(query, source_ids, limit)).all()]
+
+
+def hybrid_hits(
+    session: Session, vector: list[float] | None, query: str | None, source_ids: Sequence[int], limit: int
+) -> tuple[list[Hit], list[Hit]]:
+    """`semantic_hits` and `keyword_hits` of one text in one statement (one round trip instead of two); a ranking
+    whose input is None is not computed and comes back empty."""
+    if not source_ids or (vector is None and not query):
+        return [], []
+    parts = []
+    if vector is not None:
+        semantic = _semantic_statement(session, vector, source_ids, limit).subquery()
+        parts.append(select(literal("s").label("kind"), semantic.c.table_id, semantic.c.distance, semantic.c.source_id))
+    if query:
+        keyword = _keyword_statement(query, source_ids, limit).subquery()
+        parts.append(select(literal("k").label("kind"), keyword.c.table_id, keyword.c.rank, literal(0)))
+    stmt = parts[0] if len(parts) == 1 else union_all(*parts)
+    semantic_found: list[Hit] = []
+    keyword_found: list[Hit] = []
+    for kind, table_id, value, source_id in session.execute(stmt).all():
+        if kind == "s":
+            semantic_found.append(Hit(table_id, 1.0 - float(value), source_id))
+        else:
+            keyword_found.append(Hit(table_id, float(value)))
+    # UNION ALL keeps each part's rows but not their order across parts; restore best first.
+    semantic_found.sort(key=lambda h: (-h.score, h.table_id))
+    keyword_found.sort(key=lambda h: (-h.score, h.table_id))
+    return semantic_found, keyword_found
 
 
 def _visible_notes(platform: str | None, user_id: str | None) -> Any:
@@ -110,30 +230,33 @@ def note_hits(
     limit: int,
     min_similarity: float,
 ) -> list[NoteHit]:
-    """Notes that match the question by words or by meaning, with the tables they are attached to."""
+    """Notes that match the question by words or by meaning, with the tables they are attached to: the word
+    matches first (scored 1 + rank), then the meaning matches, each best first; one statement."""
+    if not source_ids:
+        return []
     platform, user_id = viewer if viewer else (None, None)
     base = (
         select(Note.id, NoteTable.table_id, Note.text)
         .join(NoteTable, NoteTable.note_id == Note.id)
         .join(SourceTable, SourceTable.id == NoteTable.table_id)
-        .where(SourceTable.source_id.in_(source_ids), SourceTable.visible, Note.deleted_at.is_(None))
+        .where(SourceTable.source_id == _ids(source_ids), SourceTable.visible, Note.deleted_at.is_(None))
         .where(_visible_notes(platform, user_id))
     )
-    hits: list[NoteHit] = []
+    parts = []
     if query:
         tsquery = func.to_tsquery("simple", query)
-        rank = func.ts_rank_cd(Note.tsv, tsquery, 1)
-        stmt = base.add_columns(rank).where(Note.tsv.op("@@")(tsquery)).order_by(rank.desc()).limit(limit)
-        hits += [NoteHit(n, t, 1.0 + float(r), body) for n, t, body, r in session.execute(stmt).all()]
+        rank = 1.0 + func.ts_rank_cd(Note.tsv, tsquery, 1)
+        words = base.add_columns(rank.label("score"), literal(0).label("part")).where(Note.tsv.op("@@")(tsquery))
+        parts.append(words.order_by(rank.desc()).limit(limit).subquery())
     similarity = 1 - Note.embedding.cosine_distance(vector)
-    stmt = (
-        base.add_columns(similarity)
-        .where(Note.embedding.is_not(None), similarity >= min_similarity)
-        .order_by(similarity.desc())
-        .limit(limit)
+    meaning = base.add_columns(similarity.label("score"), literal(1).label("part")).where(
+        Note.embedding.is_not(None), similarity >= min_similarity
     )
-    hits += [NoteHit(n, t, float(s), body) for n, t, body, s in session.execute(stmt).all()]
-    return hits
+    parts.append(meaning.order_by(similarity.desc()).limit(limit).subquery())
+    stmt = union_all(*(select(p.c.id, p.c.table_id, p.c.text, p.c.score, p.c.part) for p in parts))
+    rows = list(session.execute(stmt).all())
+    rows.sort(key=lambda r: (r.part, -float(r.score)))
+    return [NoteHit(n, t, float(score), body) for n, t, body, score, _ in rows]
 
 
 def sources(session: Session) -> list[Source]:
@@ -179,14 +302,15 @@ def live_tables_of(session: Session, copy_ids: Sequence[int]) -> dict[int, int]:
 
 def text_ranks(session: Session, keywords: Sequence[str], query: str) -> list[float | None]:
     """The full-text rank of `query` (a to_tsquery expression) against each of `keywords` as a chunk would be
-    indexed (None where it does not match): for chunk texts built for one reader rather than stored."""
+    indexed (None where it does not match): for chunk texts built for one reader rather than stored. One
+    statement for all of them."""
     if not keywords:
         return []
-    tsquery = func.to_tsquery("simple", query)
-    ranks = []
-    for words in keywords:
-        tsv = func.to_tsvector("simple", words)
-        stmt = select(case((tsv.op("@@")(tsquery), func.ts_rank_cd(tsv, tsquery, 1)), else_=None))
-        value = session.scalar(stmt)
-        ranks.append(float(value) if value is not None else None)
-    return ranks
+    stmt = text(
+        "SELECT CASE WHEN to_tsvector('simple', k.words) @@ q.query "
+        "THEN ts_rank_cd(to_tsvector('simple', k.words), q.query, 1) END "
+        "FROM unnest(CAST(:keywords AS text[])) WITH ORDINALITY AS k(words, position), "
+        "to_tsquery('simple', :query) AS q(query) ORDER BY k.position"
+    )
+    values = session.scalars(stmt, {"keywords": list(keywords), "query": query}).all()
+    return [float(v) if v is not None else None for v in values]

@@ -1,0 +1,199 @@
+"""The search store queries: plans per size, one statement where there were several, the same answers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import event, func, text
+from sqlalchemy.orm import Session
+
+from core.store.models import EMBEDDING_DIMENSIONS, Note, NoteTable, SearchChunk, Source, SourceTable
+from core.store.repositories import search_index
+from core.store.repositories import search_queries as queries
+
+WORDS = ("order", "customer", "invoice", "payment", "shipment", "stock", "employee", "ledger")
+
+
+def _unit(rng: np.random.Generator) -> list[float]:
+    v = rng.standard_normal(EMBEDDING_DIMENSIONS)
+    return [float(x) for x in v / np.linalg.norm(v)]
+
+
+@pytest.fixture
+def catalog(session: Session) -> dict[str, Any]:
+    """Two sources of 12 tables, two or three chunks each, random vectors; one table of the first is invisible."""
+    rng = np.random.default_rng(7)
+    vectors: dict[int, list[list[float]]] = {}
+    sources = []
+    for s in range(2):
+        source = Source(name=f"q{s}", engine="sqlite", url_ref="sqlite://")
+        session.add(source)
+        session.flush()
+        sources.append(source.id)
+        for t in range(12):
+            row = SourceTable(source_id=source.id, name=f"T{s}_{t}", visible=not (s == 0 and t == 3))
+            session.add(row)
+            session.flush()
+            for ordinal in range(2 + t % 2):
+                vector = _unit(rng)
+                words = f"{WORDS[t % len(WORDS)]} {WORDS[(t + ordinal) % len(WORDS)]} t{s}x{t}"
+                chunk = SearchChunk(
+                    table_id=row.id,
+                    source_id=source.id,
+                    kind="head" if ordinal == 0 else "columns",
+                    ordinal=ordinal,
+                    text=words,
+                    tsv=func.to_tsvector("simple", words),
+                )
+                chunk.embedding = vector
+                session.add(chunk)
+                vectors.setdefault(row.id, []).append(vector)
+    session.flush()
+    for source_id in sources:
+        search_index.set_chunk_count(session, source_id)
+    invisible = {t.id for t in session.query(SourceTable).filter(SourceTable.visible.is_(False))}
+    owner = {t.id: t.source_id for t in session.query(SourceTable).filter(SourceTable.source_id.in_(sources))}
+    return {"sources": sources, "vectors": vectors, "invisible": invisible, "owner": owner, "rng": rng}
+
+
+@contextmanager
+def statements(session: Session) -> Iterator[list[str]]:
+    sent: list[str] = []
+    connection = session.connection()
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    event.listen(connection, "before_cursor_execute", seen)
+    try:
+        yield sent
+    finally:
+        event.remove(connection, "before_cursor_execute", seen)
+
+
+def brute_force(catalog: dict[str, Any], query: list[float], source_ids: list[int]) -> list[tuple[int, float]]:
+    """Visible tables of the sources by their nearest chunk, computed here."""
+    q = np.asarray(query)
+    best = []
+    for table_id, chunks in catalog["vectors"].items():
+        if catalog["owner"][table_id] in source_ids and table_id not in catalog["invisible"]:
+            best.append((table_id, max(float(np.asarray(c) @ q) for c in chunks)))
+    return sorted(best, key=lambda p: (-p[1], p[0]))
+
+
+def test_the_exact_scan_ranks_visible_tables_of_the_searched_sources(session: Session, catalog: dict[str, Any]) -> None:
+    query = _unit(catalog["rng"])
+    first = catalog["sources"][0]
+    hits = queries.semantic_hits(session, query, [first], 5)
+    expected = brute_force(catalog, query, [first])[:5]
+    assert [h.table_id for h in hits] == [t for t, _ in expected]
+    assert [round(h.score, 4) for h in hits] == [round(s, 4) for _, s in expected]
+    assert {h.source_id for h in hits} == {first}
+    everything = queries.semantic_hits(session, query, catalog["sources"], 100)
+    assert catalog["invisible"].isdisjoint(h.table_id for h in everything)
+    assert len(everything) == 23  # 24 tables, one invisible
+
+
+def test_above_the_exact_scan_size_the_index_is_asked_for_more_chunks_the_fewer_may_match(
+    session: Session, catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(queries, "EXACT_SCAN_MAX_CHUNKS", 0)
+    query = _unit(catalog["rng"])
+    first, second = catalog["sources"]
+    stats = queries.search_stats(session)
+    hits = queries.semantic_hits(session, query, [first], 5)
+    assert session.scalar(text("SHOW hnsw.ef_search")) == str(
+        queries.ef_search_for(stats.total, stats.searched([first]))
+    )
+    # 50 chunks: the graph search finds the true nearest tables, and only the searched source's visible ones.
+    assert [h.table_id for h in hits] == [t for t, _ in brute_force(catalog, query, [first])[:5]]
+    both = queries.semantic_hits(session, query, [first, second], 5)
+    assert session.scalar(text("SHOW hnsw.ef_search")) == str(queries.HNSW_EF_SEARCH)
+    assert [h.table_id for h in both] == [t for t, _ in brute_force(catalog, query, [first, second])[:5]]
+
+
+def test_ef_search_grows_with_the_share_left_out_up_to_pgvectors_limit() -> None:
+    assert queries.ef_search_for(1000, 1000) == queries.HNSW_EF_SEARCH
+    assert queries.ef_search_for(1000, 250) == 4 * queries.HNSW_EF_SEARCH
+    assert queries.ef_search_for(350_000, 3_500) == queries.HNSW_EF_SEARCH_MAX
+    assert queries.ef_search_for(0, 0) == queries.HNSW_EF_SEARCH
+
+
+def test_hybrid_hits_are_both_rankings_in_one_statement(session: Session, catalog: dict[str, Any]) -> None:
+    query = _unit(catalog["rng"])
+    sources = catalog["sources"]
+    semantic = queries.semantic_hits(session, query, sources, 8)
+    keyword = queries.keyword_hits(session, "invoice | ledger", sources, 8)
+    assert keyword
+    assert semantic
+    with statements(session) as sent:
+        both = queries.hybrid_hits(session, query, "invoice | ledger", sources, 8)
+    assert len(sent) == 1
+    assert [(h.table_id, round(h.score, 5)) for h in both[0]] == [(h.table_id, round(h.score, 5)) for h in semantic]
+    assert [(h.table_id, round(h.score, 5)) for h in both[1]] == [(h.table_id, round(h.score, 5)) for h in keyword]
+    assert queries.hybrid_hits(session, query, None, sources, 8) == (both[0], [])
+    assert queries.hybrid_hits(session, None, None, sources, 8) == ([], [])
+
+
+def test_keyword_hits_leave_out_invisible_tables_and_other_sources(session: Session, catalog: dict[str, Any]) -> None:
+    first = catalog["sources"][0]
+    hits = queries.keyword_hits(session, "payment", [first], 50)
+    assert hits
+    assert all(catalog["owner"][h.table_id] == first for h in hits)
+    assert catalog["invisible"].isdisjoint(h.table_id for h in hits)  # table 3's words are "payment"
+
+
+def test_search_stats_are_read_once_per_transaction_until_indexing_changes_them(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    first = catalog["sources"][0]
+    with statements(session) as sent:
+        assert queries.chunk_count(session, [first]) == 27  # 30 chunks, 3 of them on the invisible table
+        assert queries.common_words(session) == set()
+    assert len(sent) <= 1
+    search_index.refresh_common_words(session, share=0.2, min_chunks=1)
+    stored = set(session.scalars(text("SELECT word FROM search_common_words")))
+    assert stored
+    assert queries.common_words(session) == stored
+    session.execute(text("UPDATE source_tables SET visible = true"))
+    search_index.set_chunk_count(session, first)
+    assert queries.chunk_count(session, [first]) == 30
+
+
+def test_note_hits_come_in_one_statement_word_matches_first(session: Session, catalog: dict[str, Any]) -> None:
+    rng = catalog["rng"]
+    table_id = next(t for t in catalog["owner"] if t not in catalog["invisible"])
+    query = _unit(rng)
+    close = (np.asarray(query) + 0.2 * np.asarray(_unit(rng))).tolist()
+    for body, vector in (("refunds are booked as negative payments", _unit(rng)), ("regional figures", close)):
+        note = Note(text=body, author_platform="slack", author_id="U1", tsv=func.to_tsvector("simple", body))
+        note.embedding = vector
+        session.add(note)
+        session.flush()
+        session.add(NoteTable(note_id=note.id, table_id=table_id))
+    session.flush()
+    with statements(session) as sent:
+        hits = queries.note_hits(session, "refunds", query, catalog["sources"], None, 10, 0.5)
+    assert len(sent) == 1
+    assert [h.text for h in hits] == ["refunds are booked as negative payments", "regional figures"]
+    assert hits[0].score > 1.0 > hits[1].score >= 0.5
+
+
+def test_text_ranks_rank_each_text_like_a_stored_chunk_in_one_statement(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    first = catalog["sources"][0]
+    stored = {h.table_id: h.score for h in queries.keyword_hits(session, "customer & payment", [first], 50)}
+    table_id = next(iter(stored))
+    texts = session.scalars(
+        text("SELECT text FROM search_chunks WHERE table_id = :t ORDER BY ordinal"), {"t": table_id}
+    ).all()
+    with statements(session) as sent:
+        ranks = queries.text_ranks(session, [*texts, "nothing to see"], "customer & payment")
+    assert len(sent) == 1
+    assert ranks[-1] is None
+    assert max(r for r in ranks if r is not None) == pytest.approx(stored[table_id])
