@@ -1,20 +1,27 @@
-"""Retrieval benchmark on Spider dev and BIRD dev: CR@5/10/25 per database and pooled, with ablations, and the
-copy trap (copies of every table injected).
+"""Retrieval benchmark on Spider dev, BIRD dev and FIBEN: CR@5/10/25 per database and pooled, with ablations, and
+the copy trap (copies of every table injected).
 
-Configurations, side by side in one run: dense over table names only (the literature's baseline), keyword only,
-semantic only, hybrid (semantic + keyword), and hybrid + notes (BIRD: the `evidence` of even-numbered questions
-saved as notes on their gold tables, evaluated on the odd-numbered questions, so no question sees its own note).
+Configurations, side by side in one run: the two plain baselines (dense over table names, the literature's
+baseline; keyword only, full text over split names), the hybrid as it was before segmentation, decomposition,
+join expansion and value matching ("hybrid before"), each of those four alone on top of it, and all together
+(tablescout as shipped), plus hybrid + notes (BIRD: the `evidence` of even-numbered questions saved as notes on
+their gold tables, evaluated on the odd-numbered questions, so no question sees its own note). Each tuned constant
+of the new signals is shown as an ablation on FIBEN. FIBEN is one database: per database equals pooled.
 
-Run:  python bench/retrieval.py   (writes bench/results/retrieval.json and retrieval.md; about 10 minutes)
+Run:  python bench/retrieval.py [--sets spider,bird,fiben] [--step N] [--encoder NAME]
+      (writes bench/results/retrieval.json and retrieval.md; --step N keeps every N-th question of Spider and BIRD)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +32,22 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_data import Question, build_bird, copy_spider, inject_copies, questions  # noqa: E402
+from bench_data import (  # noqa: E402
+    Question,
+    build_bird,
+    copy_fiben,
+    copy_spider,
+    fiben_questions,
+    inject_copies,
+    questions,
+)
 from sqlalchemy import create_engine, func, text  # noqa: E402
 
+import search.join_expansion as join_expansion  # noqa: E402
+import search.service as search_service  # noqa: E402
 from catalog.analysis import AnalysisOptions  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
+from core import name_words  # noqa: E402
 from core.identifiers import humanise  # noqa: E402
 from core.permissions import Principal  # noqa: E402
 from core.settings import Settings  # noqa: E402
@@ -39,7 +57,7 @@ from core.store.embedded import EmbeddedServer, start_embedded  # noqa: E402
 from core.store.models import Note, NoteTable  # noqa: E402
 from core.store.repositories import catalog as catalog_repo  # noqa: E402
 from core.store.repositories import sources as source_repo  # noqa: E402
-from search.encoders import BiEncoderReranker, SentenceEmbedder, Vectors  # noqa: E402
+from search.encoders import BiEncoderReranker, Embedder, Vectors, make_embedder  # noqa: E402
 from search.indexing import index_note  # noqa: E402
 from search.service import Encoders, SearchRequest, search_tables  # noqa: E402
 from workers.catalog_refresh import refresh_source  # noqa: E402
@@ -47,17 +65,49 @@ from workers.catalog_refresh import refresh_source  # noqa: E402
 RESULTS = REPO / "bench" / "results"
 KS = (5, 10, 25)
 HYBRID = frozenset({"semantic", "keyword"})
-CONFIGS: dict[str, frozenset[str]] = {
-    "keyword only": frozenset({"keyword"}),
-    "semantic only": frozenset({"semantic"}),
-    "hybrid": HYBRID,
+NEW_SIGNALS = ("decompose", "expand_joins", "values")
+OFF = dict.fromkeys(NEW_SIGNALS, False)
+ALL = dict.fromkeys(NEW_SIGNALS, True)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A search configuration: the installation it runs on (names segmented or not) and the request's switches."""
+
+    segmented: bool
+    signals: frozenset[str] = HYBRID
+    switches: tuple[tuple[str, bool], ...] = tuple(OFF.items())
+
+
+def _switched(**on: bool) -> tuple[tuple[str, bool], ...]:
+    return tuple((OFF | on).items())
+
+
+FULL = Config(True, HYBRID, tuple(ALL.items()))
+CONFIGS: dict[str, Config] = {
+    "keyword only": Config(True, frozenset({"keyword"})),
+    "hybrid before": Config(False),
+    "+ segmentation only": Config(True),
+    "+ decomposition only": Config(False, switches=_switched(decompose=True)),
+    "+ join expansion only": Config(False, switches=_switched(expand_joins=True)),
+    "+ value matching only": Config(False, switches=_switched(values=True)),
+    "tablescout (all)": FULL,
 }
+#: Tuned constants, each varied alone on FIBEN with everything else as shipped: (module, name, values).
+CONSTANTS: tuple[tuple[Any, str, tuple[Any, ...]], ...] = (
+    (search_service, "PART_WEIGHT", (0.25, 1.0)),
+    (join_expansion, "LEADERS", (2, 6)),
+    (join_expansion, "HUB_DEGREE", (4, 10**6)),
+    (join_expansion, "COLUMN_WORDS", (1, 3)),
+    (join_expansion, "MAX_HOPS", (2,)),
+    (search_service, "VALUE_WEIGHT", (0.5, 2.0)),
+)
 
 
 class CachedEmbedder:
     """The real embedder with a memo: every question is embedded once, however many configurations use it."""
 
-    def __init__(self, inner: SentenceEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name = inner.name
         self.cache: dict[str, np.ndarray] = {}
@@ -120,11 +170,13 @@ def service_ranking(
     pooled: bool,
     k: int = 25,
     riding: bool = False,
+    switches: tuple[tuple[str, bool], ...] = tuple(ALL.items()),
 ) -> list[tuple[str, str]]:
-    """Ranked (database, table) pairs; with `riding=False`, copies sharing their live table's slot are left out,
-    so positions count slots (k counts tables, not their copies)."""
+    """Ranked (database, table) pairs; with `riding=True`, copies placed behind their live table are left out."""
     source = q.db_id.replace(".", "_")[:63]
     request = SearchRequest(q.question, databases=[] if pooled else [source], k=k, signals=signals)
+    for switch, on in switches:
+        setattr(request, switch, on)
     with inst.store.transaction() as session:
         result = search_tables(session, Principal.for_operator(), request, encoders, None)
     return [(inst.names[c.database], c.table.lower()) for c in result.candidates if not riding or not rides(c, result)]
@@ -187,14 +239,36 @@ def add_notes(inst: Installation, qs: Sequence[Question], embedder: CachedEmbedd
     return added
 
 
+@contextmanager
+def segmentation(on: bool) -> Iterator[None]:
+    """Names segmented into words (as shipped) or split on separators and case only (as before)."""
+    name_words.SEGMENT = on
+    name_words.default_name_words.cache_clear()
+    try:
+        yield
+    finally:
+        name_words.SEGMENT = True
+        name_words.default_name_words.cache_clear()
+
+
+@contextmanager
+def constant(module: Any, name: str, value: Any) -> Iterator[None]:
+    before = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, before)
+
+
 def copy_trap(
     inst: Installation, encoders: Encoders, qs: Sequence[Question], copies: dict[str, dict[str, str]]
 ) -> dict[str, Any]:
     ahead = considered = 0
     cr10 = 0.0
     for q in qs:
-        ranked = service_ranking(inst, encoders, q, HYBRID, pooled=False, k=30, riding=True)
-        cr10 += capped_recall(service_ranking(inst, encoders, q, HYBRID, pooled=False, k=10), gold_of(q), 10)
+        ranked = service_ranking(inst, encoders, q, HYBRID, pooled=False, k=30)
+        cr10 += capped_recall(ranked, gold_of(q), 10)
         for gold in q.gold:
             copy_names = {c.lower() for c, live in copies[q.db_id].items() if live.lower() == gold.lower()}
             positions = [i for i, (db, t) in enumerate(ranked) if db == q.db_id and t in copy_names]
@@ -222,52 +296,88 @@ def copy_trap(
     }
 
 
+@dataclass
+class BenchSet:
+    label: str
+    title: str
+    paths: dict[str, Path]
+    questions: list[Question]
+    single_database: bool = False
+
+
 def run_set(
-    label: str, benchmark: str, paths: dict[str, Path], server: EmbeddedServer, work: Path, embedder: CachedEmbedder
+    bench: BenchSet,
+    server: EmbeddedServer,
+    work: Path,
+    embedder: CachedEmbedder,
+    configs: dict[str, Config],
+    constants: bool = False,
 ) -> dict[str, Any]:
-    qs = questions(benchmark, set(paths))
+    qs = bench.questions
+    label = bench.label
     embedder.embed([q.question for q in qs])
+    out: dict[str, Any] = {"questions": len(qs), "databases": len(bench.paths)}
+    installs: dict[bool, Installation] = {}
     started = time.perf_counter()
-    inst = install(server, work / f"home-{label}", label, paths, embedder)
-    setup_s = time.perf_counter() - started
+    for segmented in sorted({c.segmented for c in configs.values()}, reverse=True):
+        with segmentation(segmented):
+            installs[segmented] = install(
+                server, work / f"home-{label}-{int(segmented)}", f"{label}{int(segmented)}", bench.paths, embedder
+            )
+    out["setup_seconds"] = round(time.perf_counter() - started, 1)
     encoders = Encoders(embedder, BiEncoderReranker(embedder))
-    out: dict[str, Any] = {"questions": len(qs), "databases": len(paths), "setup_seconds": round(setup_s, 1)}
-    index = names_index(inst, embedder)
-    for mode, pooled in (("per_database", False), ("pooled", True)):
+    index = names_index(installs[True], embedder)
+    modes = (("per_database", False),) if bench.single_database else (("per_database", False), ("pooled", True))
+    for mode, pooled in modes:
         rows: dict[str, Any] = {}
 
         def by_names(q: Question, p: bool = pooled) -> list[tuple[str, str]]:
             return names_ranking(index, embedder.embed([q.question])[0], q, p)
 
         rows["dense over table names"] = evaluate(qs, by_names)
-        for config, signals in CONFIGS.items():
+        for name, config in configs.items():
 
-            def by_service(q: Question, s: frozenset[str] = signals, p: bool = pooled) -> list[tuple[str, str]]:
-                return service_ranking(inst, encoders, q, s, p)
+            def by_service(q: Question, c: Config = config, p: bool = pooled) -> list[tuple[str, str]]:
+                return service_ranking(installs[c.segmented], encoders, q, c.signals, p, switches=c.switches)
 
             started = time.perf_counter()
-            rows[config] = evaluate(qs, by_service)
-            rows[config]["ms_per_question"] = round((time.perf_counter() - started) * 1000 / max(1, len(qs)), 1)
+            with segmentation(config.segmented):
+                rows[name] = evaluate(qs, by_service)
+            rows[name]["ms_per_question"] = round((time.perf_counter() - started) * 1000 / max(1, len(qs)), 1)
         out[mode] = rows
+    if bench.single_database:
+        out["pooled"] = out["per_database"]
+    if constants:
+        out["constants"] = {}
+        for module, name, values in CONSTANTS:
+            for value in values:
+
+                def varied(q: Question) -> list[tuple[str, str]]:
+                    return service_ranking(installs[True], encoders, q, HYBRID, False)
+
+                shipped = getattr(module, name)
+                with constant(module, name, value):
+                    out["constants"][f"{name} = {value} (shipped {shipped})"] = evaluate(qs, varied)
     held_out = [q for q in qs if q.idx % 2]
-    notes = add_notes(inst, qs, embedder)
+    notes = add_notes(installs[True], qs, embedder) if any(q.evidence for q in qs) else 0
     if notes:
         out["notes"] = {"notes_added": notes}
-        for mode, pooled in (("per_database", False), ("pooled", True)):
+        for mode, pooled in modes:
             out["notes"][mode] = {}
-            for config, signals in (
-                ("hybrid (held-out half)", HYBRID),
-                ("hybrid + notes (held-out half)", HYBRID | {"note"}),
+            for noted_config, signals in (
+                ("tablescout (held-out half)", HYBRID),
+                ("tablescout + notes (held-out half)", HYBRID | {"note"}),
             ):
 
                 def noted(q: Question, s: frozenset[str] = signals, p: bool = pooled) -> list[tuple[str, str]]:
-                    return service_ranking(inst, encoders, q, s, p)
+                    return service_ranking(installs[True], encoders, q, s, p)
 
-                out["notes"][mode][config] = evaluate(held_out, noted)
-    inst.store.close()
+                out["notes"][mode][noted_config] = evaluate(held_out, noted)
+    for inst in installs.values():
+        inst.store.close()
     trap_paths = {}
     copies = {}
-    for db_id, path in paths.items():
+    for db_id, path in bench.paths.items():
         target = work / f"trap-{label}" / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(path.read_bytes())
@@ -275,12 +385,46 @@ def run_set(
         trap_paths[db_id] = target
     trap = install(server, work / f"home-{label}-trap", f"{label}trap", trap_paths, embedder)
     out["copy_trap"] = copy_trap(trap, encoders, qs, copies)
-    out["copy_trap"]["CR@10_without_copies"] = out["per_database"]["hybrid"]["CR@10"]
-    out["copy_trap"]["CR@10_drop_points"] = round(
-        100 * (out["per_database"]["hybrid"]["CR@10"] - out["copy_trap"]["CR@10_with_copies"]), 2
-    )
+    shipped = out["per_database"]["tablescout (all)"]["CR@10"]
+    out["copy_trap"]["CR@10_without_copies"] = shipped
+    out["copy_trap"]["CR@10_drop_points"] = round(100 * (shipped - out["copy_trap"]["CR@10_with_copies"]), 2)
     trap.store.close()
     return out
+
+
+def measure(
+    embedder: Embedder,
+    sets: Sequence[str] = ("spider", "bird", "fiben"),
+    hybrid_only: bool = True,
+    step: int = 1,
+) -> dict[str, Any]:
+    """Retrieval figures of one embedder on the named sets (for comparing encoders: only the shipped search when
+    `hybrid_only`, else every configuration)."""
+    work = Path(tempfile.mkdtemp(prefix="ts-bench-retrieval-"))
+    server = start_embedded(work / "pgdata")
+    cached = CachedEmbedder(embedder)
+    configs = {"tablescout (all)": FULL} if hybrid_only else CONFIGS
+    results: dict[str, Any] = {}
+    try:
+        for bench in bench_sets(work, sets, step):
+            results[bench.title] = run_set(bench, server, work, cached, configs, constants=not hybrid_only)
+    finally:
+        server.stop()
+    return results
+
+
+def bench_sets(work: Path, sets: Sequence[str], step: int) -> Iterator[BenchSet]:
+    for name in sets:
+        if name == "spider":
+            paths = copy_spider(work / "spider")
+            yield BenchSet("spider", "Spider dev", paths, questions("Spider 1.0 dev", set(paths))[::step])
+        elif name == "bird":
+            paths = build_bird(work / "bird")
+            yield BenchSet("bird", "BIRD dev", paths, questions("BIRD dev", set(paths))[::step])
+        elif name == "fiben":
+            yield BenchSet("fiben", "FIBEN", copy_fiben(work / "fiben"), fiben_questions(), single_database=True)
+        else:
+            raise SystemExit(f"unknown set {name!r}; choose among spider, bird, fiben")
 
 
 def _row(config: str, per_db: dict[str, float], pooled: dict[str, float]) -> str:
@@ -289,7 +433,15 @@ def _row(config: str, per_db: dict[str, float], pooled: dict[str, float]) -> str
 
 
 def markdown(results: dict[str, Any]) -> str:
-    lines = ["# Retrieval benchmark", ""]
+    lines = [
+        "# Retrieval benchmark",
+        "",
+        f"Encoder {results.get('encoder')} ({results.get('model')}); Spider and BIRD: "
+        + ("every question" if results.get("step", 1) == 1 else f"every {results.get('step')}th question (by index)")
+        + "; FIBEN: all questions, one database (pooled = per database); "
+        f"{results.get('machine', '')}. CR@k = |top-k ∩ gold| / min(k, |gold|).",
+        "",
+    ]
     for label, data in results["sets"].items():
         lines += [f"## {label} ({data['questions']} questions, {data['databases']} databases)", ""]
         lines += [
@@ -303,6 +455,13 @@ def markdown(results: dict[str, Any]) -> str:
             for config in data["notes"]["per_database"]:
                 a, b = data["notes"]["per_database"][config], data["notes"]["pooled"][config]
                 lines.append(_row(config, a, b))
+        if data.get("constants"):
+            lines += ["", "Tuned constants, each varied alone (everything else as shipped):", ""]
+            lines += ["| constant | CR@5 | CR@10 | CR@25 |", "|---|---|---|---|"]
+            shipped = data["per_database"]["tablescout (all)"]
+            lines.append(f"| as shipped | {shipped['CR@5']:.3f} | {shipped['CR@10']:.3f} | {shipped['CR@25']:.3f} |")
+            for name, row in data["constants"].items():
+                lines.append(f"| {name} | {row['CR@5']:.3f} | {row['CR@10']:.3f} | {row['CR@25']:.3f} |")
         trap = data["copy_trap"]
         lines += [
             "",
@@ -316,20 +475,34 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default="spider,bird,fiben")
+    parser.add_argument("--step", type=int, default=1, help="keep every N-th question of Spider and BIRD")
+    parser.add_argument("--encoder", default=Settings().embedding_encoder)
+    parser.add_argument("--limit", type=int, default=0, help="at most N questions per set (a quick check of the run)")
+    args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-retrieval-"))
+    embedder = CachedEmbedder(make_embedder(args.encoder, work / "home"))
+    results: dict[str, Any] = {
+        "encoder": args.encoder,
+        "model": embedder.name,
+        "step": args.step,
+        "machine": f"{os.cpu_count()} cores",
+        "sets": {},
+    }
     server = start_embedded(work / "pgdata")
-    embedder = CachedEmbedder(SentenceEmbedder())
-    results: dict[str, Any] = {"model": embedder.name, "sets": {}}
     try:
-        results["sets"]["Spider dev"] = run_set(
-            "spider", "Spider 1.0 dev", copy_spider(work / "spider"), server, work, embedder
-        )
-        results["sets"]["BIRD dev"] = run_set("bird", "BIRD dev", build_bird(work / "bird"), server, work, embedder)
+        for bench in bench_sets(work, args.sets.split(","), args.step):
+            if args.limit:
+                bench.questions = bench.questions[: args.limit]
+            results["sets"][bench.title] = run_set(
+                bench, server, work, embedder, CONFIGS, constants=bench.single_database
+            )
+            RESULTS.mkdir(parents=True, exist_ok=True)  # written after each set, so a long run keeps what it has
+            (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
+            (RESULTS / "retrieval.md").write_text(markdown(results))
     finally:
         server.stop()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "retrieval.md").write_text(markdown(results))
     print(markdown(results))
     return 0
 

@@ -14,6 +14,10 @@ from typing import Any
 from catalog.connectors.base import ColumnInfo, Sample
 
 FREQUENT_VALUES = 10
+#: Distinct values of a short text column kept for value search (`search.values`), from the bounded sample.
+INDEXED_VALUES = 100
+#: Text longer than this is prose, not a name or code a question would mention.
+INDEXED_VALUE_LENGTH = 60
 DATE_TEXT_FORMATS = (
     (re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$"), "YYYYMMDD"),
     (re.compile(r"^(19|20)\d{2}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"), "YYYY-MM-DD"),
@@ -39,6 +43,7 @@ class ColumnProfile:
     negative_share: float | None = None
     blank_ratio: float | None = None
     date_text_format: str | None = None
+    values: list[str] = field(default_factory=list)  # distinct short text values of the sample, for value search
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -128,6 +133,8 @@ def profile_column(
             profile.negative_share = round(sum(1 for v in numeric if v < 0) / len(numeric), 4)
     if column.family == "text":
         texts = [str(v) for v in present]
+        short = [t.strip() for t, _ in Counter(texts).most_common() if 0 < len(t.strip()) <= INDEXED_VALUE_LENGTH]
+        profile.values = short[:INDEXED_VALUES]
         lengths = [len(t) for t in texts]
         profile.avg_length = round(sum(lengths) / len(lengths), 1)
         profile.max_length = max(lengths)

@@ -56,7 +56,9 @@ class CardInputs:
 def purpose(inputs: CardInputs) -> str:
     """One line without a model: the table's own comment when it has one, else its name and shape."""
     info = inputs.info
-    base = info.comment.strip().rstrip(".") if info.comment else default_name_words().humanise(info.ref.name).capitalize()
+    base = (
+        info.comment.strip().rstrip(".") if info.comment else default_name_words().humanise(info.ref.name).capitalize()
+    )
     parts = [base]
     if inputs.role != "live":
         parts.append(ROLE_PHRASES.get(inputs.role, inputs.role) + (f" of {inputs.copy_of}" if inputs.copy_of else ""))
@@ -106,6 +108,8 @@ def build_card(inputs: CardInputs) -> dict[str, Any]:
                 if v is not None
             }
             entry["frequent"] = [[v, s] for v, s in profile.frequent]
+            if profile.values:
+                entry["values"] = list(profile.values)
         if column.name in inputs.codes:
             entry["codes"] = inputs.codes[column.name]
             entry["codes_source"] = inputs.code_sources.get(column.name)

@@ -37,7 +37,7 @@ FilterLookup = Callable[[str | None, str], bool]
 
 FILTERED = "filtered for you"
 _ROW_VALUE_STATS = ("min", "max", "distinct")
-_VALUE_KEYS = ("stats", "frequent", "codes", "codes_source", "codes_from", "watch")
+_VALUE_KEYS = ("stats", "frequent", "values", "codes", "codes_source", "codes_from", "watch")
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,7 @@ def _apply_filters(shown: dict[str, Any], policies: DataPolicies) -> None:
     shown["sample"] = None  # its size is the table's own for a small table
     for column in shown.get("columns") or []:
         column.pop("frequent", None)
+        column.pop("values", None)
         if isinstance(column.get("stats"), dict):
             column["stats"] = {k: v for k, v in column["stats"].items() if k not in _ROW_VALUE_STATS}
 

@@ -30,6 +30,8 @@ CATALOG_WORD_COUNT = 2.0e7
 MIN_KNOWN_COUNT = 2.0e5
 #: A segmentation is kept when known words make up this share of the run's letters (`antidilutive` is rare).
 KNOWN_SHARE = 0.75
+#: Off only to measure what segmentation adds (bench/retrieval.py); call `default_name_words.cache_clear()` after.
+SEGMENT = True
 _LETTERS = re.compile(r"^[a-z]+$")
 _lock = threading.Lock()
 
@@ -58,9 +60,9 @@ def catalog_words(texts: Iterable[str]) -> set[str]:
 class NameWords:
     """Splits identifiers into words, segmenting runs with the model plus a catalog vocabulary."""
 
-    def __init__(self, vocabulary: Iterable[str] = (), segment: bool = True) -> None:
+    def __init__(self, vocabulary: Iterable[str] = (), segment: bool | None = None) -> None:
         self.vocabulary = frozenset(w.lower() for w in vocabulary) | frozenset(ABBREVIATIONS)
-        self.segment_runs = segment
+        self.segment_runs = SEGMENT if segment is None else segment
         self._cache: dict[str, list[str]] = {}
         self._segmenter: Any = None
 

@@ -30,18 +30,23 @@ class Candidate:
     notes: list[dict[str, Any]] = field(default_factory=list)
     marked_database: bool = False
     through: list[str] = field(default_factory=list)  # the candidates a "join" table connects
+    values: list[dict[str, str]] = field(default_factory=list)  # values the question names: {column, value}
 
     def contract(self) -> dict[str, Any]:
         """The fields of the public batch output (SPEC §9)."""
-        return {
-            "database": self.database,
-            "schema": self.schema,
-            "table": self.table,
-            "score": round(self.score, 6),
-            "role": self.role,
-            "copy_of": self.copy_of,
-            "matched_by": self.matched_by,
-        } | ({"through": self.through} if self.through else {})
+        return (
+            {
+                "database": self.database,
+                "schema": self.schema,
+                "table": self.table,
+                "score": round(self.score, 6),
+                "role": self.role,
+                "copy_of": self.copy_of,
+                "matched_by": self.matched_by,
+            }
+            | ({"through": self.through} if self.through else {})
+            | ({"values": self.values} if self.values else {})
+        )
 
     def full(self) -> dict[str, Any]:
         return self.contract() | {
@@ -85,6 +90,7 @@ def build_candidate(
     notes: Sequence[Note],
     card: dict[str, Any],
     through: Sequence[str] = (),
+    values: Sequence[dict[str, str]] = (),
 ) -> Candidate:
     """A candidate from `card`, the card of `row` as the reader may see it (`core.card_view.card_for_viewer`)."""
     head = card_head(card, row.name)
@@ -99,6 +105,7 @@ def build_candidate(
         engine=card.get("engine"),
         matched_by=[s for s in SIGNAL_ORDER if s in matched],
         through=list(through),
+        values=list(values),
         codes=_codes(card),
         watch=dict(card.get("watch") or {}),
         joins=_joins(card),

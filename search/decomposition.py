@@ -47,7 +47,7 @@ class Part:
 
 
 def _capitalised(token: str) -> bool:
-    return token[:1].isupper() and not token.isupper() or (token.isupper() and len(token) > 1 and token.isalpha())
+    return (token[:1].isupper() and not token.isupper()) or (token.isupper() and len(token) > 1 and token.isalpha())
 
 
 def decompose(question: str) -> list[Part]:
@@ -55,8 +55,8 @@ def decompose(question: str) -> list[Part]:
     parts: list[Part] = []
     rest = question
     for match in _QUOTED.finditer(question):
-        value = next(g for g in match.groups() if g)
-        parts.append(Part(value.strip(), "value"))
+        quoted = next(g for g in match.groups() if g)
+        parts.append(Part(quoted.strip(), "value"))
         rest = rest.replace(match.group(0), " , ")
     for match in _DATE.finditer(rest):
         parts.append(Part(match.group(0), "date"))

@@ -8,10 +8,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.store.repositories import search_index
 from core.name_words import NameWords, catalog_words
+from core.store.repositories import search_index, search_values
 from search.chunking import chunks_for, keyword_text
 from search.encoders import Embedder
+from search.values import indexed_values
 
 # In a large catalog a word found in more than 5% of all chunks (`id`, `name`, `code`) ranks nothing and makes
 # every full-text query touch thousands of rows; small catalogs keep every word.
@@ -56,6 +57,7 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
     stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
     search_index.delete_chunks(session, stale)
     report.removed = len(stale) + search_index.delete_chunks_of_invisible(session, source_id)
+    search_values.sync_values(session, source_id, indexed_values(tables))
     summary_vector = embedder.embed([summary])[0].tolist() if summary else None
     search_index.set_summary_embedding(session, source_id, summary_vector)
     session.flush()

@@ -91,7 +91,7 @@ def _named_column(join: JoinCandidate, leader: int, question: set[str]) -> bool:
 
 
 def column_words(column: str) -> set[str]:
-    found = set()
+    found: set[str] = set()
     for word in default_name_words().split(column):
         if len(word) > 2 and word not in STOPWORDS:
             found.update((word, stem(word)))

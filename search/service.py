@@ -26,12 +26,13 @@ from search.decomposition import Part, decompose, phrases
 from search.encoders import Embedder, Reranker
 from search.examples import examples_for
 from search.fusion import best_first, reciprocal_rank_fusion
+from search.join_expansion import expand
 from search.limits import MAX_K as MAX_K
 from search.masked_hits import MaskedHits
 from search.notes import readable_notes, seen_in_full
-from search.join_expansion import expand
 from search.ordering import is_copy, place_copies, take_slots
 from search.query_text import tsquery
+from search.values import ValueMatch, value_matches, visible_matches
 
 DEFAULT_K = 8
 #: A term of digits and date punctuation only ("2024", "2024-03") is a filter value, not a name of anything: as a
@@ -43,6 +44,8 @@ RERANK_DEPTH = 20
 NOTE_SIMILARITY = 0.5
 #: The weight of each phrase's rankings in the fusion (the whole question's weigh 1).
 PART_WEIGHT = 0.5
+#: The weight of the value ranking (tables holding values the question names) in the fusion.
+VALUE_WEIGHT = 1.0
 EXAMPLES = 3  # approved examples whose tables form one more ranking
 ALL_SIGNALS = frozenset({"semantic", "keyword", "note"})
 
@@ -61,6 +64,7 @@ class SearchRequest:
     select_databases: bool = True
     rerank: bool = True
     expand_joins: bool = True
+    values: bool = True
     decompose: bool = True
 
 
@@ -217,6 +221,14 @@ def search_tables(
         rankings.append((example_ranking, 1.0))
         for table_id in example_ranking:
             matched.setdefault(table_id, set()).add("example")
+    values: dict[int, list[ValueMatch]] = {}
+    if request.values:
+        found = value_matches(session, request.question, source_ids)
+        values = visible_matches(principal, found, queries.tables(session, list(found)), names)
+        value_ranking = sorted(values, key=lambda t: (-max(len(m.value) for m in values[t]), -len(values[t]), t))
+        rankings.append((value_ranking, VALUE_WEIGHT))
+        for table_id in value_ranking:
+            matched.setdefault(table_id, set()).add("value")
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
     rows = queries.tables(session, order)
@@ -240,7 +252,9 @@ def search_tables(
         for table_id in through:
             matched.setdefault(table_id, set()).add("join")
             if table_id not in scores:
-                scores[table_id] = min(scores[t] for t in through[table_id] if t in scores) if through[table_id] else 0.0
+                scores[table_id] = (
+                    min(scores[t] for t in through[table_id] if t in scores) if through[table_id] else 0.0
+                )
     allowed_order = place_copies(
         session, allowed_order, rows, lambda r: principal.may_see_table(names[r.source_id], r), request.question
     )
@@ -259,6 +273,7 @@ def search_tables(
             notes.get(t, []),
             cards[t],
             [rows[c].name for c in through.get(t, []) if c in rows],
+            [m.contract() for m in values.get(t, [])[:5]],
         )
         for t in top
     ]

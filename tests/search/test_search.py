@@ -14,10 +14,10 @@ def names(result) -> list[str]:
 
 
 def _copies_after_every_live_table(result) -> None:
-    roles = [c.role for c in result.candidates]
     copies = [i for i, c in enumerate(result.candidates) if c.copy_of is not None]
     live = [i for i, c in enumerate(result.candidates) if c.copy_of is None]
-    assert copies and live, roles
+    assert copies, names(result)
+    assert live, names(result)
     assert max(live) < min(copies), names(result)
 
 

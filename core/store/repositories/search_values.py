@@ -1,0 +1,60 @@
+"""The value index: distinct short text values of columns, kept in step with the cards, searched by full text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.orm import Session
+
+from core.store.models import SearchValue
+
+
+@dataclass(frozen=True)
+class ValueHit:
+    source_id: int
+    table_id: int
+    column: str
+    value: str
+    score: float
+
+
+def sync_values(session: Session, source_id: int, wanted: set[tuple[int, str, str]]) -> tuple[int, int]:
+    """Make the source's values exactly `wanted` (table id, column, value); returns (added, removed)."""
+    existing = {
+        (row.table_id, row.column_name, row.value): row.id
+        for row in session.execute(
+            select(SearchValue.id, SearchValue.table_id, SearchValue.column_name, SearchValue.value).where(
+                SearchValue.source_id == source_id
+            )
+        )
+    }
+    stale = [value_id for key, value_id in existing.items() if key not in wanted]
+    if stale:
+        session.execute(delete(SearchValue).where(SearchValue.id.in_(stale)))
+    new = [
+        {"source_id": source_id, "table_id": t, "column_name": c, "value": v, "tsv": func.to_tsvector("simple", v)}
+        for t, c, v in sorted(wanted - set(existing))
+    ]
+    for start in range(0, len(new), 1000):
+        session.execute(insert(SearchValue), new[start : start + 1000])
+    return len(new), len(stale)
+
+
+def value_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[ValueHit]:
+    """Values matching any word of the to_tsquery expression `query`, best matches first."""
+    if not source_ids:
+        return []
+    tsquery = func.to_tsquery("simple", query)
+    rank = func.ts_rank(SearchValue.tsv, tsquery)
+    statement = (
+        select(SearchValue.source_id, SearchValue.table_id, SearchValue.column_name, SearchValue.value, rank)
+        .where(SearchValue.source_id.in_(list(source_ids)), SearchValue.tsv.op("@@")(tsquery))
+        .order_by(rank.desc(), SearchValue.id)
+        .limit(limit)
+    )
+    return [ValueHit(int(s), int(t), str(c), str(v), float(r)) for s, t, c, v, r in session.execute(statement)]
+
+
+__all__ = ["ValueHit", "sync_values", "value_hits"]

@@ -1,0 +1,104 @@
+"""Value matching: a question naming a value ("Busan", "CJ Logistics", "VIP") finds the table and column holding it.
+
+Analysis keeps the distinct short text values of each column's bounded profiling sample on the card (`values`,
+`catalog.profiling.INDEXED_VALUES` at most); indexing copies them into a full-text index. A value matches when every
+one of its words is in the question, so "orders shipped to Busan" matches `Busan` but not `Busan Port Office`.
+Values are never a signal for a reader who may not see them: not from a table they may not see, not from a column
+masked for them, and not from a table a row filter applies to for them (the sample was read from every row).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from core.permissions import Principal
+from core.store.models import SourceTable
+from core.store.repositories import search_values
+from search.query_text import STOPWORDS, stem
+
+#: Value hits read per search; enough for every table a question's values could name.
+VALUE_HITS = 200
+_TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
+
+
+@dataclass(frozen=True)
+class ValueMatch:
+    table_id: int
+    column: str
+    value: str
+
+    def contract(self) -> dict[str, str]:
+        return {"column": self.column, "value": self.value}
+
+
+def indexed_values(tables: Iterable[tuple[int, dict[str, Any]]]) -> set[tuple[int, str, str]]:
+    """(table id, column, value) for every value kept on the cards of `tables`."""
+    wanted: set[tuple[int, str, str]] = set()
+    for table_id, card in tables:
+        for column in card.get("columns", []):
+            for value in column.get("values") or []:
+                if _letters(str(value)):
+                    wanted.add((table_id, str(column["name"])[:128], str(value)))
+    return wanted
+
+
+def _letters(value: str) -> bool:
+    """A value worth matching has a word of three letters or more that is not a common word."""
+    return any(len(w) >= 3 and w.isalpha() and w.lower() not in STOPWORDS for w in _TOKEN.findall(value))
+
+
+def _tokens(text: str) -> set[str]:
+    found: set[str] = set()
+    for token in _TOKEN.findall(text.lower()):
+        found.update((token, stem(token)))
+    return found
+
+
+def value_query(question: str) -> str | None:
+    words = sorted({w for w in _TOKEN.findall(question.lower()) if len(w) >= 3 and w not in STOPWORDS})
+    if not words:
+        return None
+    return " | ".join(f"'{w}'" for w in words)
+
+
+def value_matches(session: Session, question: str, source_ids: Sequence[int]) -> dict[int, list[ValueMatch]]:
+    """Values the question names, per table (filter them with `visible_matches` before use)."""
+    query = value_query(question)
+    if query is None:
+        return {}
+    asked = _tokens(question)
+    found: dict[int, list[ValueMatch]] = {}
+    for hit in search_values.value_hits(session, query, source_ids, VALUE_HITS):
+        words = {w.lower() for w in _TOKEN.findall(hit.value)}
+        if not words or not words <= asked:
+            continue
+        found.setdefault(hit.table_id, []).append(ValueMatch(hit.table_id, hit.column, hit.value))
+    return found
+
+
+def visible_matches(
+    principal: Principal,
+    matches: dict[int, list[ValueMatch]],
+    rows: dict[int, SourceTable],
+    names: dict[int, str],
+) -> dict[int, list[ValueMatch]]:
+    """The matches on tables and columns the principal may see, from tables no row filter applies to for them."""
+    shown: dict[int, list[ValueMatch]] = {}
+    for table_id, found in matches.items():
+        row = rows.get(table_id)
+        if row is None or not row.visible:
+            continue
+        database = names[row.source_id]
+        schema = row.schema_name or None
+        if not principal.may_see_table(database, row) or principal.row_filter(database, row.name, schema):
+            continue
+        masks = principal.column_masks(database, row.name, [m.column for m in found], schema)
+        kept = [m for m in found if masks.get(m.column) is None]
+        if kept:
+            shown[table_id] = sorted(kept, key=lambda m: -len(m.value))
+    return shown
