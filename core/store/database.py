@@ -9,15 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlalchemy import URL, Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import StoreError
 from core.settings import Settings
 from core.store.embedded import EmbeddedServer, start_embedded
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
 
 CONNECT_TIMEOUT_S = 5
 #: Connections kept open: a worker runs up to this many turns at once without reconnecting (the pool grows lazily,
@@ -29,12 +32,17 @@ POOL_OVERFLOW = 20
 @dataclass
 class Store:
     engine: Engine
-    sessions: sessionmaker[Session]
+    #: made on the first transaction: a command that only reads the schema revision does not load the ORM
+    sessions: sessionmaker[Session] | None = None
     embedded: EmbeddedServer | None = field(default=None)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: committed when the block ends, rolled back if it raises."""
+        if self.sessions is None:
+            from sqlalchemy.orm import sessionmaker
+
+            self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         with self.sessions.begin() as session:
             yield session
 
@@ -95,4 +103,4 @@ def open_store(settings: Settings) -> Store:
         if embedded is not None:
             embedded.stop()
         raise
-    return Store(engine=engine, sessions=sessionmaker(engine, expire_on_commit=False), embedded=embedded)
+    return Store(engine=engine, embedded=embedded)

@@ -3,17 +3,22 @@ registered sources the aliases the file writes for them."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from tablescout.cli.context import console, errors, settings
 from tablescout.cli.starter_config import write_starter_config
 
+if TYPE_CHECKING:
+    from core.settings import Settings
+    from core.store.database import Store
+
 
 def init() -> None:
     """Create or migrate the metadata store (embedded unless TABLESCOUT_DATABASE_URL is set)."""
-    # Imported here, not at the top, so that building the command line does not load the store and catalog code.
-    from catalog.registration import register_configured
-    from catalog.source_aliases import apply_configured_aliases
+    # Imported here, not at the top, so that building the command line does not load the store and catalog code;
+    # the catalog code (and with it the ORM) only when the configuration file asks for a change.
     from core.store import migrate
     from core.store.database import open_store
 
@@ -38,21 +43,47 @@ def init() -> None:
                 "No roles yet: chat users may query nothing until you write roles (and groups or a default_role) "
                 f"into {config.config_path}; the file's comments show how."
             )
-        failed = False
-        for name, error in register_configured(config, store):
-            if error is None:
-                console.print(f"Registered source {name} from the configuration file")
-            else:
-                failed = True
-                errors.print(f"[red]source {name} from the configuration file was not registered:[/] {error}")
-        for aliased in apply_configured_aliases(config, store):
-            if aliased.error is not None:
-                failed = True
-                errors.print(f"[red]aliases of source {aliased.source} were not changed:[/] {aliased.error}")
-            else:
-                after = ", ".join(aliased.after) or "none"
-                console.print(f"Aliases of source {aliased.source} from the configuration file: {after}")
+        failed = _configured_sources(config, store) if _file_differs(config, store) else False
     finally:
         store.close()
     if failed:
         raise typer.Exit(1)
+
+
+def _file_differs(config: Settings, store: Store) -> bool:
+    """Whether the file lists a source the store does not have, or aliases other than the store's: only then is the
+    catalog code (and with it the ORM) loaded. One plain query; anything unexpected leaves the decision to it."""
+    listed = config.file.sources
+    if not listed:
+        return False
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        rows = conn.execute(text("SELECT name, aliases FROM sources")).all()
+    registered = {str(name): list(aliases or []) for name, aliases in rows}
+    known = {name.lower() for name in registered}
+    if any(name.lower() not in known for name in listed):
+        return True
+    return any(name in listed and aliases != list(listed[name].aliases) for name, aliases in registered.items())
+
+
+def _configured_sources(config: Settings, store: Store) -> bool:
+    """Register the sources the file lists and give them its aliases; True when one of them failed."""
+    from catalog.registration import register_configured
+    from catalog.source_aliases import apply_configured_aliases
+
+    failed = False
+    for name, error in register_configured(config, store):
+        if error is None:
+            console.print(f"Registered source {name} from the configuration file")
+        else:
+            failed = True
+            errors.print(f"[red]source {name} from the configuration file was not registered:[/] {error}")
+    for aliased in apply_configured_aliases(config, store):
+        if aliased.error is not None:
+            failed = True
+            errors.print(f"[red]aliases of source {aliased.source} were not changed:[/] {aliased.error}")
+        else:
+            after = ", ".join(aliased.after) or "none"
+            console.print(f"Aliases of source {aliased.source} from the configuration file: {after}")
+    return failed

@@ -27,10 +27,11 @@ if TYPE_CHECKING:
 
 def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, tuple[str, str] | None]:
     from core.permissions import Principal, parse_user_ref, resolve_principal
-    from search.service import ensure_known_user
 
     if user is None:
         return Principal.for_operator(), None
+    from search.service import ensure_known_user  # the search code, only for a chat user
+
     platform, user_id = parse_user_ref(user)
     principal = resolve_principal(session, config.file, platform, user_id)
     ensure_known_user(principal)

@@ -89,6 +89,37 @@ def test_other_light_commands_import_no_heavy_module(with_source: Cli, args: tup
     assert heavy_among(modules) == []
 
 
+def test_init_on_a_current_store_loads_neither_the_orm_nor_the_catalog(with_source: Cli) -> None:
+    """Every source the file lists is registered with its aliases: nothing to change, so the revision check and
+    the comparison with the file are plain SQL."""
+    stdout, modules = run_reporting_imports(with_source, "init")
+    assert "up to date" in stdout
+    assert {"sqlalchemy.orm", "core.store.models", "catalog.registration", "alembic"}.isdisjoint(modules)
+
+
+def test_init_still_registers_the_sources_the_file_lists(cli: Cli, tmp_path: Path) -> None:
+    assert cli("init").returncode == 0
+    db = tmp_path / "listed.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE items (id INTEGER PRIMARY KEY)")
+    config = cli.home / "tablescout.yaml"
+    written = config.read_text()
+    assert "\nsources: {}\n" in written
+    config.write_text(written.replace("\nsources: {}\n", f"\nsources:\n  listed:\n    url: sqlite:///{db}\n"))
+    stdout, modules = run_reporting_imports(cli, "init")
+    assert "Registered source listed from the configuration file" in stdout
+    assert "catalog.registration" in modules
+    written = config.read_text()
+    config.write_text(written.replace(f"url: sqlite:///{db}", f"url: sqlite:///{db}\n    aliases: [stock]"))
+    stdout, _ = run_reporting_imports(cli, "init")
+    assert "Aliases of source listed from the configuration file: stock" in stdout
+
+
+def test_note_list_as_the_operator_loads_no_search_code_or_numpy(with_source: Cli) -> None:
+    _, modules = run_reporting_imports(with_source, "note", "list")
+    assert {"search.service", "numpy"}.isdisjoint(modules)
+
+
 def test_a_command_that_needs_a_chat_sdk_still_loads_it(with_source: Cli) -> None:
     """The report sees modules a command imports when it runs, so the empty lists above mean "not imported"."""
     stdout, modules = run_reporting_imports(with_source, "directory", "sync", "--json")
