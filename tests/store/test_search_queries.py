@@ -197,3 +197,22 @@ def test_text_ranks_rank_each_text_like_a_stored_chunk_in_one_statement(
     assert len(sent) == 1
     assert ranks[-1] is None
     assert max(r for r in ranks if r is not None) == pytest.approx(stored[table_id])
+
+
+def test_tables_without_cards_read_them_later_in_one_statement(session: Session, catalog: dict[str, Any]) -> None:
+    ids = sorted(catalog["owner"])[:6]
+    session.execute(
+        text("UPDATE source_tables SET card = jsonb_build_object('table', name) WHERE id = ANY(:i)"), {"i": ids}
+    )
+    session.expire_all()
+    rows = queries.tables(session, ids, with_cards=False)
+    with statements(session) as sent:
+        queries.load_cards(session, rows, ids[:3])
+        cards = [rows[t].card for t in ids[:3]]
+        queries.load_cards(session, rows, ids[:3])  # already read: nothing sent
+    assert len(sent) == 1
+    assert cards == [{"table": rows[t].name} for t in ids[:3]]
+    with statements(session) as sent:
+        assert rows[ids[4]].card == {"table": rows[ids[4]].name}  # one not loaded is read when first used
+    assert len(sent) == 1
+    assert queries.tables(session, ids)[ids[5]].card == {"table": rows[ids[5]].name}

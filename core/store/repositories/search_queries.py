@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ARRAY, Integer, Text, any_, func, literal, literal_column, or_, select, text, union_all
-from sqlalchemy.orm import Session
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.elements import ColumnElement
 
 from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable
@@ -263,10 +265,25 @@ def sources(session: Session) -> list[Source]:
     return list(session.scalars(select(Source).order_by(Source.name)))
 
 
-def tables(session: Session, table_ids: Sequence[int]) -> dict[int, SourceTable]:
+def tables(session: Session, table_ids: Sequence[int], *, with_cards: bool = True) -> dict[int, SourceTable]:
+    """The tables by id. `with_cards=False` leaves each card unread until `load_cards` (or, one statement per
+    table, until it is first used): a search ranks a few hundred tables and shows a few, and reading every card
+    is most of a search's store time at 10,000 tables."""
     if not table_ids:
         return {}
-    return {t.id: t for t in session.scalars(select(SourceTable).where(SourceTable.id.in_(table_ids)))}
+    stmt = select(SourceTable).where(SourceTable.id.in_(table_ids))
+    if not with_cards:
+        stmt = stmt.options(defer(SourceTable.card))
+    return {t.id: t for t in session.scalars(stmt)}
+
+
+def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Sequence[int]) -> None:
+    """Read the cards of `table_ids` (rows from `tables(..., with_cards=False)`) in one statement."""
+    wanted = [t for t in dict.fromkeys(table_ids) if t in rows and "card" in sa_inspect(rows[t]).unloaded]
+    if not wanted:
+        return
+    for table_id, card in session.execute(select(SourceTable.id, SourceTable.card).where(SourceTable.id.in_(wanted))):
+        set_committed_value(rows[table_id], "card", card)
 
 
 def notes_for(
