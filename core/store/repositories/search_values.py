@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.store.models import SearchValue
+
+
+_INSERT = text(
+    "INSERT INTO search_values (source_id, table_id, column_name, value, tsv) "
+    "VALUES (:source, :table, :column, :value, to_tsvector('simple', :value))"
+)
 
 
 @dataclass(frozen=True)
@@ -34,11 +40,13 @@ def sync_values(session: Session, source_id: int, wanted: set[tuple[int, str, st
     if stale:
         session.execute(delete(SearchValue).where(SearchValue.id.in_(stale)))
     new = [
-        {"source_id": source_id, "table_id": t, "column_name": c, "value": v, "tsv": func.to_tsvector("simple", v)}
+        {"source_id": source_id, "table_id": t, "column_name": c, "value": v, "tsv_text": v}
         for t, c, v in sorted(wanted - set(existing))
     ]
+    # A SQL function cannot be a parameter of an executemany: the statement computes tsv from its own parameter.
+    statement = insert(SearchValue.__table__).values(tsv=func.to_tsvector("simple", bindparam("tsv_text")))
     for start in range(0, len(new), 1000):
-        session.execute(insert(SearchValue), new[start : start + 1000])
+        session.execute(statement, new[start : start + 1000])
     return len(new), len(stale)
 
 
