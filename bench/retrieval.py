@@ -480,6 +480,7 @@ def main() -> int:
     parser.add_argument("--step", type=int, default=1, help="keep every N-th question of Spider and BIRD")
     parser.add_argument("--encoder", default=Settings().embedding_encoder)
     parser.add_argument("--limit", type=int, default=0, help="at most N questions per set (a quick check of the run)")
+    parser.add_argument("--merge", action="store_true", help="keep the other sets of the results file")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-retrieval-"))
     embedder = CachedEmbedder(make_embedder(args.encoder, work / "home"))
@@ -490,6 +491,8 @@ def main() -> int:
         "machine": f"{os.cpu_count()} cores",
         "sets": {},
     }
+    if args.merge and (RESULTS / "retrieval.json").exists():
+        results["sets"] = json.loads((RESULTS / "retrieval.json").read_text()).get("sets", {})
     server = start_embedded(work / "pgdata")
     try:
         for bench in bench_sets(work, args.sets.split(","), args.step):

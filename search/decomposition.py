@@ -29,6 +29,9 @@ _MONTHS = frozenset(
 )
 _NUMBER = re.compile(r"^[-+]?\d[\d,.]*%?$")
 _WORD = re.compile(r"[0-9A-Za-z_\u00C0-\uFFFF][0-9A-Za-z_'\u00C0-\uFFFF-]*|[^\s\w]")
+#: Stop words for table search that still belong to a phrase ("last traded value", "order number").
+_PHRASE_WORDS = frozenset({"value", "values", "number", "count", "total", "record", "records", "data"})
+_FUNCTION_WORDS = STOPWORDS - _PHRASE_WORDS
 #: Words that end a phrase besides the stop words: comparisons and question words.
 _BREAKS = frozenset(
     "than greater less more fewer least most over under above below before after between since during "
@@ -86,13 +89,15 @@ def decompose(question: str) -> list[Part]:
             close_phrase()
             close_value()
             continue
-        opens_name = index == 0 and len(tokens) > 1 and _capitalised(tokens[1]) and tokens[1].lower() not in STOPWORDS
-        if (index > 0 or opens_name) and _capitalised(token) and low not in STOPWORDS and low not in _MONTHS:
+        opens_name = (
+            index == 0 and len(tokens) > 1 and _capitalised(tokens[1]) and tokens[1].lower() not in _FUNCTION_WORDS
+        )
+        if (index > 0 or opens_name) and _capitalised(token) and low not in _FUNCTION_WORDS and low not in _MONTHS:
             close_phrase()
             value.append(token)
             continue
         close_value()
-        if low in STOPWORDS or low in _BREAKS or low in _MONTHS or len(low) < 2:
+        if low in _FUNCTION_WORDS or low in _BREAKS or low in _MONTHS or len(low) < 2:
             close_phrase()
             continue
         phrase.append(token)

@@ -47,6 +47,7 @@ def result_json(result: SearchResult, *, full: bool) -> dict[str, Any]:
         },
         "candidates": [c.full() if full else c.contract() for c in result.candidates],
         "denied_tables": result.denied_tables,
+        "parts": [p.contract() for p in result.parts],  # what the question mentions, searched beside it
     }
 
 
@@ -60,6 +61,8 @@ def _print(result: SearchResult) -> None:
     console.print(table)
     if result.denied_tables:
         console.print("Also relevant but not permitted: " + ", ".join(result.denied_tables))
+    if result.parts:
+        console.print("Question parts: " + "; ".join(f"{p.text} ({p.kind})" for p in result.parts))
 
 
 def _batch_line(raw: str, number: int) -> dict[str, Any]:

@@ -80,6 +80,10 @@ def _candidate_line(rank: int, candidate: Candidate, compact: bool = False) -> l
     if candidate.watch:
         shown = list(candidate.watch.items())[: 1 if compact else 3]
         lines.append("   watch: " + "; ".join(f"{k}: {v}" for k, v in shown))
+    if candidate.values:
+        lines.append("   holds: " + "; ".join(f"{v['column']} = {v['value']!r}" for v in candidate.values[:3]))
+    if candidate.through:
+        lines.append("   joins " + " and ".join(candidate.through[:3]))
     for note in candidate.notes[:3]:
         lines.append(f"   note: {note['text'][:200]}")
     return lines

@@ -1,0 +1,174 @@
+"""The search signals beyond meaning and words: names written as one run, link tables brought in through the join
+graph, values that only rows hold (and never for a reader who may not see them), and the question's parts."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from catalog.analysis import AnalysisOptions
+from core.name_words import NameWords, catalog_words
+from core.store.embedded import EmbeddedServer
+from core.store.repositories import directory
+from search.decomposition import decompose, phrases
+from search.encoders import BiEncoderReranker, shared_embedder
+from search.service import Encoders, SearchResult
+from tests.catalog.analysis_support import new_installation
+from tests.search.conftest import World
+from tests.support import isolated_settings
+from workers.catalog_refresh import refresh_source
+
+ROLES = """\
+roles:
+  no_place_names:
+    grants:
+      - database: clinic
+        column_masks:
+          LOC_REF.LOC_NM: hide
+  no_locations:
+    grants:
+      - database: clinic
+        deny: ["LOC_REF"]
+groups:
+  - {platform: slack, group: S_MASKED, roles: [no_place_names]}
+  - {platform: slack, group: S_DENIED, roles: [no_locations]}
+"""
+FILLER = ("INVOICEHEADER", "SUPPLIERCONTRACT", "EQUIPMENTREGISTER", "STAFFROSTER", "BUDGETLINE", "ROOMBOOKING")
+
+
+def _build(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            """
+            CREATE TABLE PATIENT (PATIENTID INTEGER PRIMARY KEY, HASFULLNAME TEXT, HASBIRTHDATE DATE);
+            CREATE TABLE PHYSICIAN (PHYSICIANID INTEGER PRIMARY KEY, HASFULLNAME TEXT, HASSPECIALTY TEXT);
+            CREATE TABLE XREF_PT_PHY (XREFID INTEGER PRIMARY KEY,
+                                      PATIENTREF INTEGER REFERENCES PATIENT(PATIENTID),
+                                      PHYSICIANREF INTEGER REFERENCES PHYSICIAN(PHYSICIANID), SINCE DATE);
+            CREATE TABLE ACCOUNTSRECEIVABLEAGING (AGINGID INTEGER PRIMARY KEY, DAYSOVERDUE INTEGER,
+                                                  OPENAMOUNT NUMERIC);
+            CREATE TABLE LOC_REF (LOC_CD TEXT PRIMARY KEY, LOC_NM TEXT);
+            """
+        )
+        for name in FILLER:
+            conn.execute(f"CREATE TABLE {name} (ID INTEGER PRIMARY KEY, HASDESCRIPTION TEXT, HASAMOUNT NUMERIC)")
+        for code, city in (("L01", "Busan"), ("L02", "Daegu"), ("L03", "Gwangju"), ("L04", "Incheon")):
+            conn.execute("INSERT INTO LOC_REF VALUES (?, ?)", (code, city))
+
+
+@pytest.fixture(scope="module")
+def clinic(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    home = tmp_path_factory.mktemp("signals-home")
+    installation = new_installation(store_server, home)
+    path = tmp_path_factory.mktemp("signals-sqlite") / "clinic.sqlite"
+    _build(path)
+    installation.add("clinic", f"sqlite:///{path}")
+    config = home / "tablescout.yaml"
+    config.write_text(config.read_text() + ROLES)
+    assert installation.settings.database_url is not None
+    installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
+    embedder = shared_embedder(None)
+    report = refresh_source(installation.settings, installation.store, "clinic", AnalysisOptions(), embedder=embedder)
+    assert report.analysis.error is None
+    now = datetime.now(UTC)
+    with installation.store.transaction() as session:
+        for user, group_id in (("U_MASKED", "S_MASKED"), ("U_DENIED", "S_DENIED")):
+            member = directory.upsert_user(session, platform="slack", user_id=user, synced_at=now)
+            group = directory.upsert_group(session, platform="slack", group_id=group_id, synced_at=now)
+            directory.replace_members(session, group, [member])
+    yield World(installation, Encoders(embedder, BiEncoderReranker(embedder)))
+    installation.store.close()
+
+
+def names(result: SearchResult) -> list[str]:
+    return [c.table for c in result.candidates]
+
+
+def test_names_written_as_one_run_are_split_into_words() -> None:
+    words = NameWords(catalog_words(["CUST_NO", "STAT_CD"]))
+    assert words.split("ACCOUNTSPAYABLEANDACCRUEDLIABILITIES") == [
+        "accounts",
+        "payable",
+        "and",
+        "accrued",
+        "liabilities",
+    ]
+    assert words.split("CUSTSTATCD") == ["cust", "stat", "cd"]
+    assert words.humanise("ORDDTL") == "order detail"
+    assert words.split("singer") == ["singer"]  # a word stays whole
+    assert words.split("qzxvbnmkj") == ["qzxvbnmkj"]  # no reading into known words: left alone
+
+
+def test_a_concatenated_name_is_found_by_its_words(clinic: World) -> None:
+    result = clinic.search("accounts receivable aging by days overdue", databases=["clinic"], k=3)
+    assert names(result)[0] == "ACCOUNTSRECEIVABLEAGING"
+    assert "keyword" in result.candidates[0].matched_by
+
+
+def test_a_link_table_no_question_names_comes_in_through_the_join_graph(clinic: World) -> None:
+    question = "list each patient's full name with the full name and specialty of their physician"
+    plain = clinic.search(question, databases=["clinic"], k=3, expand_joins=False)
+    assert {"PATIENT", "PHYSICIAN"} <= set(names(plain))
+    assert "XREF_PT_PHY" not in names(plain)
+    expanded = clinic.search(question, databases=["clinic"], k=3)
+    assert set(names(expanded)) == {"PATIENT", "PHYSICIAN", "XREF_PT_PHY"}
+    link = next(c for c in expanded.candidates if c.table == "XREF_PT_PHY")
+    assert "join" in link.matched_by
+    assert sorted(link.through) == ["PATIENT", "PHYSICIAN"]
+    assert link.contract()["through"] == link.through
+    assert names(expanded).index("XREF_PT_PHY") > min(names(expanded).index(t) for t in link.through)
+
+
+def test_a_value_only_a_row_holds_brings_its_table_in(clinic: World) -> None:
+    question = "what happened in Daegu last week?"
+    without = clinic.search(question, databases=["clinic"], k=3, values=False)
+    assert all("value" not in c.matched_by and not c.values for c in without.candidates)
+    result = clinic.search(question, databases=["clinic"], k=3)
+    assert names(result)[0] == "LOC_REF"
+    found = result.candidates[0]
+    assert "value" in found.matched_by
+    assert found.values == [{"column": "LOC_NM", "value": "Daegu"}]
+    assert found.contract()["values"] == found.values
+
+
+@pytest.mark.parametrize("user", ["U_MASKED", "U_DENIED"])
+def test_a_value_the_reader_may_not_see_brings_nothing(clinic: World, user: str) -> None:
+    question = "what happened in Daegu last week?"
+    result = clinic.search(question, databases=["clinic"], k=3, user=user)
+    for candidate in result.candidates:
+        assert "value" not in candidate.matched_by
+        assert not candidate.values
+    # the hidden value adds nothing: the same tables, in the same order, as without value matching
+    without = clinic.search(question, databases=["clinic"], k=3, user=user, values=False)
+    assert names(result) == names(without)
+    assert result.denied_tables == without.denied_tables
+    if user == "U_DENIED":
+        assert "LOC_REF" not in names(result)
+
+
+def test_quoted_and_capitalised_words_are_values() -> None:
+    parts = decompose('Tell me the last traded value of Alphabet in "Q3 2016"')
+    assert ("Alphabet", "value") in [(p.text, p.kind) for p in parts]
+    assert ("Q3 2016", "value") in [(p.text, p.kind) for p in parts]
+    assert phrases(parts) == ["last traded value"]
+
+
+def test_the_question_is_cut_into_phrases_values_numbers_and_dates() -> None:
+    parts = decompose("Hakon Schuster bought stock on 17 May 2016 for more than 1500 dollars")
+    kinds = {(p.text, p.kind) for p in parts}
+    assert ("Hakon Schuster", "value") in kinds
+    assert ("17 May 2016", "date") in kinds
+    assert ("1500", "number") in kinds
+    assert ("bought stock", "phrase") in kinds
+    assert decompose("How many singers do we have?") == [decompose("How many singers do we have?")[0]]
+    assert phrases(decompose("How many singers do we have?")) == []  # one part: the question alone is searched
+
+
+def test_parts_are_reported_with_the_result(clinic: World) -> None:
+    result = clinic.search("patients of physicians in Busan since 2024", databases=["clinic"], k=3)
+    assert {"text": "Busan", "kind": "value"} in [p.contract() for p in result.parts]
+    assert {"text": "2024", "kind": "date"} in [p.contract() for p in result.parts]
