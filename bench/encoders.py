@@ -454,15 +454,21 @@ def main() -> int:
         args.speed = args.quality = args.korean = True
     options = [OPTIONS[k] for k in args.options.split(",")]
     path = RESULTS / "encoders.json"
-    results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    results.setdefault("machine", {})
+    results: dict[str, Any] = {"machine": {}}
     work = Path(tempfile.mkdtemp(prefix="ts-bench-encoders-"))
     home = work / "home"  # the int8 model's cache entry is made here once per run
 
     def save() -> None:
+        """Merged into what the file holds now: runs of different parts may overlap."""
         RESULTS.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-        (RESULTS / "encoders.md").write_text(markdown(results))
+        current: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        for part in ("speed", "english"):
+            current.setdefault(part, {}).update(results.get(part, {}))
+        if "korean" in results:
+            current["korean"] = results["korean"]
+        current.setdefault("machine", {}).update(results["machine"])
+        path.write_text(json.dumps(current, indent=2, ensure_ascii=False) + "\n")
+        (RESULTS / "encoders.md").write_text(markdown(current))
 
     if args.speed:
         results["machine"]["speed"] = machine_note() | {"note": args.note}
@@ -481,7 +487,7 @@ def main() -> int:
         results["machine"]["korean"] = machine_note() | {"note": args.note}
         results["korean"] = measure_korean(options, home, work / "korean")
         save()
-    print(markdown(results))
+    print((RESULTS / "encoders.md").read_text())
     return 0
 
 
