@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from catalog.connectors.base import ColumnInfo, TableInfo
-from catalog.naming import expand_words
 from catalog.profiling import ColumnProfile
+from core.naming import expand_words
 
 MAX_CODES = 40
 MAX_CODE_LENGTH = 12

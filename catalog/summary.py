@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from catalog.naming import humanise
+from core.naming import humanise
 
 LIMIT = 600
 

@@ -3,8 +3,9 @@
 A copy (`backup`, `draft`, `staging`, `snapshot`) has the same columns as its live table, so it often matches a
 question as well or better; SQL on it runs and returns a stale number. So a live table takes the best place of
 itself and its copies (fetched when search did not retrieve it), and copies follow all live candidates, in that
-order. A question that names a copy (its name, its marker such as `BAK` or `202312`, or its kind: "backup",
-"snapshot", "staging copy") puts that copy first, ahead of its live table.
+order; the copies of the first k live tables are listed after them without taking a slot. A question that names
+a copy (its name, its marker such as `BAK` or `202312`, or its kind: "backup", "snapshot", "staging copy") puts
+that copy first, ahead of its live table.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
-from catalog.naming import affixes
+from core.naming import affixes
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
 
 COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
 #: Words that name copies of any kind.
 COPY_WORDS = frozenset({"copy", "copies", "duplicate", "duplicates", "replica"})
-#: Words that name one kind of copy, beside the name markers (`catalog.naming`).
+#: Words that name one kind of copy, beside the name markers (`core.naming`).
 #: Everyday words ("old", "new", "test") are left out: "how old is…" asks for no backup.
 KIND_WORDS = {
     "backup": frozenset({"backup", "backups", "archive", "archived"}),
@@ -68,9 +69,9 @@ def place_copies(
     rows: dict[int, SourceTable],
     may_see: Callable[[SourceTable], bool],
     question: str = "",
-) -> list[int]:
-    """The copies the question names first, then live tables (each at the best place of itself and its copies),
-    then the other copies, in the order of their live tables."""
+) -> tuple[list[int], list[int]]:
+    """The copies the question names first, then live tables (each at the best place of itself and its copies);
+    and apart, the other copies, in the order of their live tables."""
     missing = sorted({live for t in order if (live := _live_of(rows[t])) is not None and live not in rows})
     for live_id, row in queries.tables(session, missing).items():
         if row.visible and may_see(row):
@@ -94,9 +95,14 @@ def place_copies(
         (tail if live is not None else head).append(table_id)
     position = {t: i for i, t in enumerate(head)}
     tail.sort(key=lambda t: position.get(rows[t].copy_of_id or -1, len(head)))
-    return head + tail
+    return head, tail
 
 
-def take_slots(order: list[int], k: int) -> list[int]:
-    """The first `k` tables of the placed order."""
-    return order[:k]
+def take_slots(head: list[int], tail: list[int], rows: dict[int, SourceTable], k: int) -> list[int]:
+    """The first `k` of `head`, then the copies of those tables (they take no slot: a copy is a variant of a table
+    already offered, listed so the reader knows it is there); copies of other tables only fill empty slots."""
+    taken = head[:k]
+    chosen = set(taken)
+    riders = [c for c in tail if rows[c].copy_of_id in chosen]
+    filling = [c for c in tail if c not in riders][: max(0, k - len(taken))]
+    return taken + [c for c in tail if c in riders or c in filling]

@@ -255,14 +255,14 @@ def search_tables(
                 scores[table_id] = (
                     min(scores[t] for t in through[table_id] if t in scores) if through[table_id] else 0.0
                 )
-    allowed_order = place_copies(
+    allowed_order, copies_after = place_copies(
         session, allowed_order, rows, lambda r: principal.may_see_table(names[r.source_id], r), request.question
     )
-    for table_id in allowed_order:
+    for table_id in allowed_order + copies_after:
         live = rows[table_id].copy_of_id
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
-    top = take_slots(allowed_order, request.k)
+    top = take_slots(allowed_order, copies_after, rows, request.k)
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
         build_candidate(

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from catalog.naming import COPY_ROLE_BY_WORD, affixes
+from core.naming import COPY_ROLE_BY_WORD, affixes
 from core.permissions import Principal
 from core.store.models import Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
