@@ -43,7 +43,7 @@ def sync_values(session: Session, source_id: int, wanted: set[tuple[int, str, st
         for t, c, v in sorted(wanted - set(existing))
     ]
     # A SQL function cannot be a parameter of an executemany: the statement computes tsv from its own parameter.
-    statement = insert(SearchValue.__table__).values(tsv=func.to_tsvector("simple", bindparam("tsv_text")))
+    statement = insert(SearchValue).values(tsv=func.to_tsvector("simple", bindparam("tsv_text")))
     for start in range(0, len(new), 1000):
         session.execute(statement, new[start : start + 1000])
     return len(new), len(stale)
