@@ -19,7 +19,7 @@ from core.errors import TablescoutError
 from core.permissions import PLATFORMS, Principal, resolve_principal
 from core.settings import Settings
 from core.store.database import Store
-from core.store.models import Conversation, Turn
+from core.store.models import Conversation, Round, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
 from search.service import Encoders
@@ -95,6 +95,9 @@ class _Run:
     output_tokens: int = 0
     last_text: str = ""
     refusal: str | None = None  # the answer, without a model call, when the user may query nothing
+    #: The next round's ordinal, once known: a first attempt starts at 1 without asking the store; a later one
+    #: reads where the earlier attempts stopped, once, in its first round.
+    next_ordinal: int | None = None
 
 
 def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
@@ -103,8 +106,16 @@ def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
     return Principal.for_operator()
 
 
-def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float) -> _Run:
-    """Everything the first model call needs, read in the claim's transaction (one round trip set, not two)."""
+def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float, attempt: int) -> _Run:
+    """Everything the first model call needs, read in the claim's transaction (one round trip set, not two); the
+    claim's update of the turn row is written once with the first model call's time, at commit."""
+    with session.no_autoflush:  # the reads below do not depend on this turn's unwritten lease
+        run = _prepare_reads(env, session, turn, deadline)
+    run.next_ordinal = 1 if attempt == 1 else None  # a first attempt has no earlier rounds
+    return run
+
+
+def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline: float) -> _Run:
     conversation = session.get(Conversation, turn.conversation_id)
     assert conversation is not None
     principal = _principal(session, env.settings, turn)
@@ -174,16 +185,29 @@ def _round(
         run.last_text = reply.text
     with env.store.transaction() as session:
         run.context.session = session
-        ordinal = turn_repo.next_round_ordinal(session, run.turn_id)
-        row = turn_repo.add_round(session, run.turn_id, ordinal, env.provider.label, started)
-        row.stop_reason = reply.stop_reason
-        row.text = reply.text or None
-        row.input_tokens = reply.usage.input_tokens
-        row.output_tokens = reply.usage.output_tokens
+        if run.next_ordinal is None:
+            run.next_ordinal = turn_repo.next_round_ordinal(session, run.turn_id)
+        # The round is inserted with the reply's figures in one statement, flushed only when its tool calls need
+        # its id; a round without tool calls is inserted finished, at commit.
+        row = Round(
+            turn_id=run.turn_id,
+            ordinal=run.next_ordinal,
+            model=env.provider.label,
+            started_at=started,
+            stop_reason=reply.stop_reason,
+            text=reply.text or None,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            finished_at=None if reply.tool_calls else turn_repo.now(),
+        )
+        session.add(row)
         results: list[ToolResult] = []
-        for position, call in enumerate(reply.tool_calls, start=1):
-            results.append(runner.run(run.context, row.id, position, call, progress, step))
-        row.finished_at = turn_repo.now()
+        if reply.tool_calls:
+            session.flush()
+            for position, call in enumerate(reply.tool_calls, start=1):
+                results.append(runner.run(run.context, row.id, position, call, progress, step))
+            row.finished_at = turn_repo.now()
+    run.next_ordinal += 1
     run.messages.append(Message(role="assistant", text=reply.text, tool_calls=reply.tool_calls))
     if results:
         run.messages.append(Message(role="user", tool_results=tuple(results)))
@@ -242,7 +266,7 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
             if claim.outcome == "claimed":
                 turn = session.get(Turn, turn_id)
                 assert turn is not None
-                run = _prepare(env, session, turn, deadline)
+                run = _prepare(env, session, turn, deadline, claim.attempt)
     except TablescoutError as exc:  # e.g. the configuration file became invalid: say so, do not retry forever
         log.warning("turn %s could not start: %s", turn_id, exc)
         with env.store.transaction() as session:
