@@ -100,6 +100,7 @@ CONSTANTS: tuple[tuple[Any, str, tuple[Any, ...]], ...] = (
     (join_expansion, "HUB_DEGREE", (4, 10**6)),
     (join_expansion, "COLUMN_WORDS", (1, 3)),
     (join_expansion, "MAX_HOPS", (2,)),
+    (join_expansion, "NEIGHBOURS_AT", (5, 12, None)),
     (search_service, "VALUE_WEIGHT", (0.5, 2.0)),
 )
 

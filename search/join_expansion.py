@@ -3,7 +3,10 @@
 After ranking, the first `LEADERS` live candidates of each database are joined pairwise through the join graph
 (declared keys and inferred joins of at least `PATH_CONFIDENCE`) by a shortest path of at most `MAX_HOPS`
 joins; the tables on those paths are connectors. A connector the ranking did not already place ahead is put
-right behind the later of the two candidates it connects, so direct hits above that point keep their places.
+right behind the later of the two candidates it connects, so direct hits above that point keep their places; a
+join column of a leader that names the question's words brings the table it refers to right behind the leader;
+and the other direct neighbours of the leaders (hubs apart) come after the first `NEIGHBOURS_AT` tables, ahead of
+the long tail (a question over a schema of link tables needs them more often than the 20th direct hit).
 Only tables and join columns the reader may see are ever part of a path, as in `find_join_path`.
 """
 
@@ -31,6 +34,9 @@ PATH_CONFIDENCE = 0.6
 #: A join column naming at least this many of the question's words (`HASLASTTRADEDVALUE` for "last traded
 #: value") brings the table it refers to, when it holds the attribute the question asks for.
 COLUMN_WORDS = 2
+#: Where the direct neighbours of the leading candidates are placed (None: not at all): below the direct hits a
+#: question is likely to need, above the long tail.
+NEIGHBOURS_AT: int | None = 8
 #: A table joined to more tables than this is a hub (a supertype, a code table everyone refers to): it connects
 #: everything, so it says nothing about a question and is never brought in as a connector.
 HUB_DEGREE = 8
@@ -172,6 +178,15 @@ def expand(
             continue
         result.append(table_id)
         result.extend(c for c in after.get(table_id, []) if c not in result)
+    if NEIGHBOURS_AT is not None:
+        head, rest = result[:NEIGHBOURS_AT], result[NEIGHBOURS_AT:]
+        near: list[int] = []
+        for leader in [t for group in leaders.values() for t in sorted(group, key=position.__getitem__)]:
+            for other in graph.neighbours(leader):
+                if other not in head and other not in near and allowed(other):
+                    near.append(other)
+                    through.setdefault(other, [leader])
+        result = head + near + [t for t in rest if t not in near]
     return Expansion(result, through)
 
 
