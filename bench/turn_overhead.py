@@ -135,8 +135,13 @@ def measure(settings: Settings, ids: list[int], latency: float) -> dict[str, Any
         turns = session.query(Turn).filter(Turn.id.in_(ids)).all()
         statuses = sorted({t.status for t in turns})
         timed = [(t.queued_at, t.first_model_call_at, t.finished_at) for t in turns]
+        claimed = [(t.queued_at, t.started_at, t.first_model_call_at) for t in turns]
     store.close()
     queue = [(first - queued).total_seconds() * 1000 for queued, first, _ in timed if first is not None]
+    # Where the queue time goes: until the job claims its turn (broker, a free worker thread, the status message),
+    # then from the claim to the first model request (reading what the first model call needs).
+    to_claim = [(s - q).total_seconds() * 1000 for q, s, f in claimed if s is not None and f is not None]
+    to_call = [(f - s).total_seconds() * 1000 for q, s, f in claimed if s is not None and f is not None]
     done = [(queued, finished) for queued, _, finished in timed if finished is not None]
     outside = [((finished - queued).total_seconds() - MODEL_CALLS * latency) * 1000 for queued, finished in done]
     span = (max(f for _, f in done) - min(q for q, _ in done)).total_seconds()
@@ -147,9 +152,101 @@ def measure(settings: Settings, ids: list[int], latency: float) -> dict[str, Any
             "p50": round(percentile(queue, 0.5), 1),
             "p95": round(percentile(queue, 0.95), 1),
         },
+        "queue_to_claim_ms": {"p50": round(percentile(to_claim, 0.5), 1), "p95": round(percentile(to_claim, 0.95), 1)},
+        "claim_to_first_model_call_ms": {
+            "p50": round(percentile(to_call, 0.5), 1),
+            "p95": round(percentile(to_call, 0.95), 1),
+        },
         "outside_model_ms": {"p50": round(percentile(outside, 0.5), 1), "p95": round(percentile(outside, 0.95), 1)},
         "turns_per_second": round(len(ids) / span, 2),
         "mean_queue_ms": round(statistics.fmean(queue), 1),
+    }
+
+
+def profile(settings: Settings, turns: int) -> dict[str, Any]:
+    """Statements sent to the store and CPU time of the turn's own thread, per phase, for `turns` turns run one at a
+    time in this process (the same job code a worker runs, with a model that answers at once)."""
+    import threading
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    from workers import runtime
+    from workers.tasks.turns import run_turn_job
+
+    me = threading.get_ident()
+    clock = time.pthread_getcpuclockid(me)
+    sent: list[int] = [0]
+    marks: list[tuple[int, int, float]] = []
+
+    def seen(*_: Any) -> None:
+        if threading.get_ident() == me:
+            sent[0] += 1
+
+    def scripted(exchange: Exchange) -> Step:
+        marks.append((exchange.round, sent[0], time.clock_gettime(clock)))
+        return script(exchange)
+
+    server = FakeAnthropicServer().start()
+    server.script(scripted)
+    saved = {
+        k: os.environ.get(k) for k in ("TABLESCOUT_HOME", "TABLESCOUT_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    }
+    os.environ.update(
+        {
+            "TABLESCOUT_HOME": str(settings.home),
+            "TABLESCOUT_MODEL": "anthropic:scripted",
+            "ANTHROPIC_API_KEY": "bench",
+            "ANTHROPIC_BASE_URL": server.url,
+        }
+    )
+    event.listen(Engine, "before_cursor_execute", seen)
+    store = open_store(settings)
+    phases: dict[str, list[tuple[int, float]]] = {}
+    try:
+        for n in range(turns + 2):  # the first two load the encoders and open the engines
+            with store.transaction() as session:
+                conversation_id = turn_repo.conversation(
+                    session, platform="console", channel_id="profile", thread_id=f"p{n}"
+                ).id
+                turn_id = turn_repo.create_turn(
+                    session, conversation_id, user_platform="operator", user_id="bench", question=f"Orders in 2024? {n}"
+                ).id
+            marks.clear()
+            sent[0] = 0
+            cpu_start = time.clock_gettime(clock)
+            run_turn_job(turn_id)
+            end = (0, sent[0], time.clock_gettime(clock))
+            if n < 2:
+                continue
+            previous = (0, 0, cpu_start)
+            for mark in [*marks, end]:
+                name = (
+                    "until the first model call"
+                    if mark[0] == 1
+                    else (
+                        f"round {mark[0] - 1} (after model call {mark[0] - 1})" if mark[0] else "last round and finish"
+                    )
+                )
+                phases.setdefault(name, []).append((mark[1] - previous[1], (mark[2] - previous[2]) * 1000))
+                previous = mark
+            phases.setdefault("whole turn", []).append((end[1], (end[2] - cpu_start) * 1000))
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+        store.close()
+        runtime.close()
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return {
+        name: {
+            "statements": round(statistics.fmean(c for c, _ in values), 1),
+            "cpu_ms_p50": round(statistics.median(m for _, m in values), 1),
+        }
+        for name, values in phases.items()
     }
 
 
@@ -159,8 +256,11 @@ def main() -> None:
         "--latency", type=float, nargs="+", default=[0.2, 1.0], help="seconds per model call (fixed), one run each"
     )
     parser.add_argument("--turns", type=int, default=48, help="turns per concurrency level")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16], help="concurrent turns, one run each")
+    parser.add_argument("--profile-turns", type=int, default=10, help="turns run one at a time for the profile")
+    parser.add_argument("--note", default="", help="a line for the results (e.g. what else ran on the machine)")
     args = parser.parse_args()
-    levels = (1, 4, 16)
+    levels = tuple(args.levels)
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()
     runs: dict[str, dict[str, Any]] = {}
@@ -169,6 +269,8 @@ def main() -> None:
         started = time.perf_counter()
         settings = build_installation(home)
         print(f"sample analysed and indexed in {time.perf_counter() - started:.1f} s", flush=True)
+        phases = profile(settings, args.profile_turns)
+        print(json.dumps(phases, indent=2), flush=True)
         server = FakeAnthropicServer().start()
         server.script(script)
         worker = start_worker(home, server, max(levels), home / "worker.log")
@@ -198,6 +300,8 @@ def main() -> None:
         "worker": f"1 Celery worker, threads pool, concurrency {max(levels)}; os.cpu_count()={os.cpu_count()}",
         "target": "queue to first model call p95 <= 150 ms",
         "by_model_latency_s": runs,
+        "note": args.note,
+        "store_statements_and_cpu_per_phase": phases,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "turn_overhead.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -212,11 +316,37 @@ def main() -> None:
         "| outside model p50 / p95 ms | turns/s |",
         "|---|---|---|---|---|---|",
     ]
+    if args.note:
+        lines[2:2] = ["", args.note]
     for latency, results in runs.items():
         for name, row in results.items():
             q, o = row["queue_to_first_model_call_ms"], row["outside_model_ms"]
             figures = f"{q['p50']} / {q['p95']} | {o['p50']} / {o['p95']} | {row['turns_per_second']}"
             lines.append(f"| {float(latency) * 1000:.0f} ms | {name} | {row['turns']} | {figures} |")
+    lines += [
+        "",
+        "Queue → first model call split at the claim (p50 / p95 ms): until a worker thread claims the turn, then "
+        "reading what the first model call needs.",
+        "",
+        "| model latency | concurrent turns | queue → claim | claim → first model call |",
+        "|---|---|---|---|",
+    ]
+    for latency, results in runs.items():
+        for name, row in results.items():
+            a, b = row["queue_to_claim_ms"], row["claim_to_first_model_call_ms"]
+            lines.append(
+                f"| {float(latency) * 1000:.0f} ms | {name} | {a['p50']} / {a['p95']} | {b['p50']} / {b['p95']} |"
+            )
+    lines += [
+        "",
+        f"Store statements (each one round trip) and CPU of the turn's thread, {args.profile_turns} turns one at a "
+        "time in one process (transaction BEGIN/COMMIT and the pool's connection check come on top):",
+        "",
+        "| phase | statements | CPU p50 ms |",
+        "|---|---|---|",
+    ]
+    for name, row in phases.items():
+        lines.append(f"| {name} | {row['statements']} | {row['cpu_ms_p50']} |")
     (RESULTS / "turn_overhead.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
