@@ -107,18 +107,28 @@ def _visible_table_ids(source_ids: Sequence[int]) -> Any:
 
 
 def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
-    distance = SearchChunk.embedding.cosine_distance(vector)
-    # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete.
-    best = func.min(distance + literal(0.0))
-    return (
-        select(SearchChunk.table_id, best.label("distance"), SearchChunk.source_id)
+    # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete. The distances
+    # are computed below an OFFSET 0 fence, so grouping sorts (table, distance) pairs and not the vectors themselves
+    # (which at a few thousand chunks spilled the sort to disk and doubled the scan's time).
+    distances = (
+        select(
+            SearchChunk.table_id.label("table_id"),
+            SearchChunk.source_id.label("source_id"),
+            (SearchChunk.embedding.cosine_distance(vector) + literal(0.0)).label("distance"),
+        )
         .where(
             SearchChunk.source_id == _ids(source_ids),
             SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
             SearchChunk.embedding.is_not(None),
         )
-        .group_by(SearchChunk.table_id, SearchChunk.source_id)
-        .order_by(best, SearchChunk.table_id)
+        .offset(0)
+        .subquery()
+    )
+    best = func.min(distances.c.distance)
+    return (
+        select(distances.c.table_id, best.label("distance"), distances.c.source_id)
+        .group_by(distances.c.table_id, distances.c.source_id)
+        .order_by(best, distances.c.table_id)
         .limit(limit)
     )
 
