@@ -216,3 +216,19 @@ def test_tables_without_cards_read_them_later_in_one_statement(session: Session,
         assert rows[ids[4]].card == {"table": rows[ids[4]].name}  # one not loaded is read when first used
     assert len(sent) == 1
     assert queries.tables(session, ids)[ids[5]].card == {"table": rows[ids[5]].name}
+
+
+def test_common_words_of_a_large_index_come_from_a_sample(
+    session: Session, catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    total = int(session.scalar(text("SELECT count(*) FROM search_chunks")) or 0)
+    exact = dict(session.execute(text("SELECT word, ndoc FROM ts_stat('SELECT tsv FROM search_chunks')")).all())
+    monkeypatch.setattr(search_index, "COMMON_WORD_SAMPLE", total // 2)
+    search_index.refresh_common_words(session, share=0.1, min_chunks=1)
+    found = dict(session.execute(text("SELECT word, documents FROM search_common_words")).all())
+    frequent = {w for w, n in exact.items() if n > 0.3 * total}
+    rare = {w for w, n in exact.items() if n < 0.02 * total}
+    assert frequent
+    assert frequent <= set(found)
+    assert rare.isdisjoint(found)  # e.g. each table's own token
+    assert all(0.5 * exact[w] <= found[w] <= 2 * exact[w] for w in frequent)  # counts scaled to the whole index
