@@ -222,10 +222,12 @@ def test_common_words_of_a_large_index_come_from_a_sample(
     session: Session, catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     total = int(session.scalar(text("SELECT count(*) FROM search_chunks")) or 0)
-    exact = dict(session.execute(text("SELECT word, ndoc FROM ts_stat('SELECT tsv FROM search_chunks')")).all())
+    rows = session.execute(text("SELECT word, ndoc FROM ts_stat('SELECT tsv FROM search_chunks')")).all()
+    exact: dict[str, int] = {str(w): int(n) for w, n in rows}
     monkeypatch.setattr(search_index, "COMMON_WORD_SAMPLE", total // 2)
     search_index.refresh_common_words(session, share=0.1, min_chunks=1)
-    found = dict(session.execute(text("SELECT word, documents FROM search_common_words")).all())
+    stored = session.execute(text("SELECT word, documents FROM search_common_words")).all()
+    found: dict[str, int] = {str(w): int(n) for w, n in stored}
     frequent = {w for w, n in exact.items() if n > 0.3 * total}
     rare = {w for w, n in exact.items() if n < 0.02 * total}
     assert frequent
