@@ -220,8 +220,8 @@ def evaluate(qs: Sequence[Question], rank: Callable[[Question], list[tuple[str, 
 def add_notes(inst: Installation, qs: Sequence[Question], embedder: CachedEmbedder) -> int:
     added = 0
     with inst.store.transaction() as session:
-        for q in qs:
-            if q.idx % 2 or not q.evidence.strip():
+        for position, q in enumerate(qs):
+            if position % 2 or not q.evidence.strip():
                 continue
             source = source_repo.by_name(session, q.db_id.replace(".", "_")[:63])
             assert source is not None
@@ -359,7 +359,7 @@ def run_set(
                 shipped = getattr(module, name)
                 with constant(module, name, value):
                     out["constants"][f"{name} = {value} (shipped {shipped})"] = evaluate(qs, varied)
-    held_out = [q for q in qs if q.idx % 2]
+    held_out = qs[1::2]  # by position, so every N-th question (--step) still splits in two halves
     notes = add_notes(installs[True], qs, embedder) if any(q.evidence for q in qs) else 0
     if notes:
         out["notes"] = {"notes_added": notes}
