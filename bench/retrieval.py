@@ -4,8 +4,8 @@ the copy trap (copies of every table injected).
 Configurations, side by side in one run: the two plain baselines (dense over table names, the literature's
 baseline; keyword only, full text over split names), the hybrid as it was before segmentation, decomposition,
 join expansion and value matching ("hybrid before"), each of those four alone on top of it, and all together
-(tablescout as shipped), plus hybrid + notes (BIRD: the `evidence` of even-numbered questions saved as notes on
-their gold tables, evaluated on the odd-numbered questions, so no question sees its own note). Each tuned constant
+(tablescout as shipped), plus hybrid + notes (BIRD: the `evidence` of the questions at even positions saved as
+notes on their gold tables, evaluated on those at odd positions, so no question sees its own note). Each tuned constant
 of the new signals is shown as an ablation on FIBEN. FIBEN is one database: per database equals pooled.
 
 Run:  python bench/retrieval.py [--sets spider,bird,fiben] [--step N] [--encoder NAME]
