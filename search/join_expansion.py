@@ -192,7 +192,7 @@ def expand(
 
 def _fetch(session: Session, ids: set[int], rows: dict[int, SourceTable], names: dict[int, str]) -> None:
     """Rows of tables reached through joins, from the databases being searched only."""
-    for table_id, row in queries.tables(session, sorted(ids)).items():
+    for table_id, row in queries.tables(session, sorted(ids), with_cards=False).items():
         if row.source_id in names:
             rows[table_id] = row
 

@@ -49,14 +49,16 @@ def words(text: str) -> list[str]:
     return found
 
 
-def tsquery(text: str, common: frozenset[str] | set[str] = frozenset()) -> str | None:
+def tsquery(text: str, common: frozenset[str] | set[str] = frozenset(), fallback: bool = True) -> str | None:
     """A to_tsquery expression matching any of the words (quoted, so no word is read as an operator).
 
-    Words in `common` are left out, unless nothing else is left.
+    Words in `common` are left out, unless nothing else is left and `fallback` keeps them (the whole question:
+    a term or phrase of common words only would match most of a large catalog and rank nothing).
     """
     terms = [w.replace("'", "") for w in words(text)]
     terms = [t for t in terms if t]
-    terms = [t for t in terms if t not in common] or terms
+    rare = [t for t in terms if t not in common]
+    terms = rare or (terms if fallback else [])
     if not terms:
         return None
     return " | ".join(f"'{t}'" for t in terms)

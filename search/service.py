@@ -154,7 +154,7 @@ def _rankings(
             rankings.append((ranking, weight))
             for table_id in ranking[:RETRIEVE]:
                 matched.setdefault(table_id, set()).add("semantic")
-        query = tsquery(text, common)
+        query = tsquery(text, common, fallback=index == 0)
         if "keyword" in signals and query:
             words_hits = masked.keyword(queries.keyword_hits(session, query, source_ids, RETRIEVE), query)
             ranking = best_first((h.table_id, h.score) for h in words_hits)
@@ -224,14 +224,14 @@ def search_tables(
     values: dict[int, list[ValueMatch]] = {}
     if request.values:
         found = value_matches(session, request.question, source_ids)
-        values = visible_matches(principal, found, queries.tables(session, list(found)), names)
+        values = visible_matches(principal, found, queries.tables(session, list(found), with_cards=False), names)
         value_ranking = sorted(values, key=lambda t: (-max(len(m.value) for m in values[t]), -len(values[t]), t))
         rankings.append((value_ranking, VALUE_WEIGHT))
         for table_id in value_ranking:
             matched.setdefault(table_id, set()).add("value")
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
-    rows = queries.tables(session, order)
+    rows = queries.tables(session, order, with_cards=False)  # cards are read for the shown tables only
     allowed_order: list[int] = []
     denied: list[str] = []
     for table_id in order:
@@ -243,6 +243,7 @@ def search_tables(
             denied.append(f"{source}.{row.name}")
     scores = dict(fused)
     cards = _ViewerCards(principal, rows, names)
+    queries.load_cards(session, rows, allowed_order[: RERANK_DEPTH + request.k])
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
         allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
     through: dict[int, list[int]] = {}
