@@ -5,15 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, delete, func, insert, select, text
+from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.store.models import SearchValue
-
-_INSERT = text(
-    "INSERT INTO search_values (source_id, table_id, column_name, value, tsv) "
-    "VALUES (:source, :table, :column, :value, to_tsvector('simple', :value))"
-)
 
 
 @dataclass(frozen=True)
