@@ -133,8 +133,9 @@ def profile_column(
             profile.negative_share = round(sum(1 for v in numeric if v < 0) / len(numeric), 4)
     if column.family == "text":
         texts = [str(v) for v in present]
-        short = [t.strip() for t, _ in Counter(texts).most_common() if 0 < len(t.strip()) <= INDEXED_VALUE_LENGTH]
-        profile.values = short[:INDEXED_VALUES]
+        # most frequent first, ties by value: the same sample in another order keeps the same values
+        ranked = sorted(Counter(t.strip() for t in texts).items(), key=lambda p: (-p[1], p[0]))
+        profile.values = [t for t, _ in ranked if 0 < len(t) <= INDEXED_VALUE_LENGTH][:INDEXED_VALUES]
         lengths = [len(t) for t in texts]
         profile.avg_length = round(sum(lengths) / len(lengths), 1)
         profile.max_length = max(lengths)
