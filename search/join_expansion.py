@@ -182,7 +182,8 @@ def expand(
         head, rest = result[:NEIGHBOURS_AT], result[NEIGHBOURS_AT:]
         near: list[int] = []
         for leader in [t for group in leaders.values() for t in sorted(group, key=position.__getitem__)]:
-            for other in graph.neighbours(leader):
+            # A leader's neighbours in their own ranking order; the ones retrieval missed after them.
+            for other in sorted(graph.neighbours(leader), key=lambda t: position.get(t, len(order))):
                 if other not in head and other not in near and allowed(other):
                     near.append(other)
                     through.setdefault(other, [leader])

@@ -172,3 +172,15 @@ def test_parts_are_reported_with_the_result(clinic: World) -> None:
     result = clinic.search("patients of physicians in Busan since 2024", databases=["clinic"], k=3)
     assert {"text": "Busan", "kind": "value"} in [p.contract() for p in result.parts]
     assert {"text": "2024", "kind": "date"} in [p.contract() for p in result.parts]
+
+
+def test_neighbours_of_a_leading_table_keep_their_own_ranking(world: World) -> None:
+    """Tables joined to a leading candidate come after the direct hits in the order of their own scores, so a
+    neighbour the question names (returned goods: the returns table) is not pushed out by ones it does not."""
+    result = world.search("Which customers returned goods?", databases=["erp", "billing"], k=8)
+    live = [c for c in result.candidates if c.copy_of is None]
+    assert "RET_DTL" in [c.table for c in live]
+    neighbours = [c for c in live if c.matched_by[-1:] == ["join"] and "keyword" not in c.matched_by]
+    assert len(neighbours) >= 2, [c.table for c in live]
+    scores = [c.score for c in neighbours]
+    assert scores == sorted(scores, reverse=True), [(c.table, c.score) for c in neighbours]
