@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     model_tools: Literal["native", "json"] = "native"  # "json": JSON-schema constrained replies, no tool calls
     turn_deadline_s: float = Field(180.0, gt=0, le=3000)  # a turn answers (or gives up honestly) within this
     max_rounds: int = Field(12, ge=1, le=50)
+    # How a question turn runs: guided (one search, one SQL call, bounded repair; for small models), loop (the
+    # agentic tool loop), or auto: guided for small models (the local: provider), the loop for the others.
+    turn_path: Literal["auto", "guided", "loop"] = "auto"
     worker_visibility_timeout_s: int = Field(4200, ge=30)  # broker redelivers an unacknowledged job after this
     sweep_interval_s: float = Field(30.0, gt=0, le=3600)  # how often the beat's sweep looks for lost jobs and answers
     turn_requeue_after_s: float = Field(120.0, gt=0)  # a turn no worker started this long after queueing runs again

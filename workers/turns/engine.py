@@ -37,6 +37,7 @@ from workers.tools.base import ToolContext
 from workers.tools.toolbox import StepCallback, ToolRunner, tools_for
 from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
 from workers.turns.first_input import database_list, render_first_input, verified_examples, viewed_databases
+from workers.turns.guided import OutOfTime, answer_guided, uses_guided
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
@@ -214,7 +215,14 @@ def _round(
     return reply
 
 
-def _finish(env: TurnEnvironment, run: _Run, status: str, answer: str, error: str | None) -> TurnOutcome:
+def _finish(
+    env: TurnEnvironment,
+    run: _Run,
+    status: str,
+    answer: str,
+    error: str | None,
+    guided: dict[str, Any] | None = None,
+) -> TurnOutcome:
     context = run.context
     result = {
         "rounds": run.rounds,
@@ -222,7 +230,7 @@ def _finish(env: TurnEnvironment, run: _Run, status: str, answer: str, error: st
         "copies_used": context.copies_used,
         "sql": [sql_json(r) for r in context.sql_runs],
         "notes_saved": context.notes_saved,
-    }
+    } | ({"guided": guided} if guided is not None else {})
     usage = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens, "rounds": run.rounds}
     with env.store.transaction() as session:
         recorded = turn_repo.finish(
@@ -254,6 +262,17 @@ def _made_up_numbers(env: TurnEnvironment, run: _Run, answer: str) -> list[str]:
     return unsupported_numbers(answer, sources)
 
 
+def _guided(env: TurnEnvironment, run: _Run, say: Progress, step: StepCallback | None) -> TurnOutcome:
+    """A question turn on the guided path (`workers.turns.guided`): one search, one SQL call, bounded repair."""
+    try:
+        answer, trace = answer_guided(env, run, say, step)
+    except OutOfTime:
+        limit = env.settings.turn_deadline_s
+        answer_text = partial_answer(f"the time limit of {limit:.0f} s was reached", run.last_text, run.context)
+        return _finish(env, run, "partial", answer_text, "deadline", guided={"step": "deadline"})
+    return _finish(env, run, answer.status, answer.answer, answer.error, guided=trace)
+
+
 def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = None) -> TurnOutcome:
     """Run turn `turn_id` to its one recorded answer, unless it is finished or another attempt holds it."""
     say = progress or (lambda _status: None)
@@ -283,6 +302,8 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
         return _finish(env, run, "answered", run.refusal, "no database this user may query")
     runner = ToolRunner(tools_for(run.intent, run.context))
     try:
+        if uses_guided(env.settings, env.provider, run.intent):
+            return _guided(env, run, say, step)
         while run.rounds < env.settings.max_rounds:
             if run.deadline - time.monotonic() < MIN_MODEL_S:
                 answer = partial_answer(f"the time limit of {limit:.0f} s was reached", run.last_text, run.context)

@@ -42,7 +42,7 @@ def test_a_made_up_number_is_not_passed_on_as_the_answer(turn_world: TurnWorld, 
         ]
     )
     turn_id = turn_world.submit(question, thread="made-up number")
-    turn_world.run(turn_world.environment(fake_openai, model="local:small"), turn_id)
+    turn_world.run(turn_world.environment(fake_openai, model="local:small", turn_path="loop"), turn_id)
 
     stored = turn_world.turn(turn_id)
     assert stored["status"] == "partial", stored
@@ -58,6 +58,6 @@ def test_a_made_up_number_is_not_passed_on_as_the_answer(turn_world: TurnWorld, 
         search_card_sql_answer("How many orders were big?", lambda _table: big, "Orders over 123,457: {value}.")
     )
     answered = turn_world.submit("How many orders were big?", thread="supported number")
-    turn_world.run(turn_world.environment(fake_openai, model="local:small"), answered)
+    turn_world.run(turn_world.environment(fake_openai, model="local:small", turn_path="loop"), answered)
     assert turn_world.turn(answered)["status"] == "answered"
     assert turn_world.turn(answered)["answer"] == f"Orders over 123,457: {turn_world.erp_scalar(big)}."

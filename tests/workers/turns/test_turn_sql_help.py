@@ -110,7 +110,7 @@ def test_the_local_provider_reads_compact_results_and_ends_honestly_when_its_con
     full_context = Fail(400, fake_openai.error_body(400, overflow))
     fake_openai.script([Call("search_tables", {"question": QUESTION}), full_context])
     turn_id = turn_world.submit(QUESTION, thread="compact results")
-    turn_world.run(turn_world.environment(fake_openai, model="local:small"), turn_id)
+    turn_world.run(turn_world.environment(fake_openai, model="local:small", turn_path="loop"), turn_id)
     compact = fake_openai.requests[1].exchange.tool_results["search_tables"]
 
     assert len(candidates(full)) > len(candidates(compact)) >= 3

@@ -1,8 +1,9 @@
 """One full turn with the real local model: the 1.5B part packages (the `local-model` extra, the model the README's
 first command installs) assembled and verified, `tablescout model serve-local` started as a child process, and a
-question about the sample ERP answered through search, cards and read-only SQL. It checks that the pipeline works
-with a real model on a CPU (valid tool calls, SQL that ran, an answer), not how good the model's answers are
-(bench/local_model_accuracy.py measures that)."""
+question about the sample ERP answered on each path: the tool loop (search, cards and read-only SQL in rounds) and the
+guided path that a small model takes by default (one search, a compact schema, one constrained SQL call). It checks
+that the pipeline works with a real model on a CPU (valid tool calls, SQL that ran, an answer), not how good the
+model's answers are (bench/local_model_accuracy.py measures that)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
+from core.store.models import Turn
 from core.store.repositories import turns as turn_repo
 from tablescout.cli.model_cmd import local_model_server
 from tablescout.cli.turn_session import ConsoleSession
@@ -35,7 +37,7 @@ pytestmark = [
 
 
 @pytest.mark.timeout(900)
-def test_a_full_turn_with_the_real_local_model(store_server: EmbeddedServer, home: Path) -> None:
+def test_a_full_loop_turn_with_the_real_local_model(store_server: EmbeddedServer, home: Path) -> None:
     installation = new_installation(store_server, home)
     paths = build_sqlite(home / "sample")
     installation.add("erp", f"sqlite:///{paths['erp']}")
@@ -47,7 +49,7 @@ def test_a_full_turn_with_the_real_local_model(store_server: EmbeddedServer, hom
     statuses: list[str] = []
     with local_model_server(installation.settings) as endpoint:
         assert endpoint.base_url.startswith("http://127.0.0.1:")
-        config = endpoint.settings_for(installation.settings)
+        config = endpoint.settings_for(installation.settings).model_copy(update={"turn_path": "loop"})
         session = ConsoleSession(config, installation.store)
         # The statement is given so that a small model on any CPU runs SQL that works: the test is about the pipeline
         # (search or card, then the guarded read-only SQL, then the answer), not about the model writing SQL.
@@ -67,3 +69,33 @@ def test_a_full_turn_with_the_real_local_model(store_server: EmbeddedServer, hom
     assert result["answer"].strip()
     assert result["rounds"] >= 2
     assert "Serving qwen2.5-coder-1.5b-instruct" in log
+
+
+@pytest.mark.timeout(900)
+def test_a_guided_turn_with_the_real_local_model(store_server: EmbeddedServer, home: Path) -> None:
+    installation = new_installation(store_server, home)
+    paths = build_sqlite(home / "sample")
+    installation.add("erp", f"sqlite:///{paths['erp']}")
+    report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions())
+    assert report.analysis.error is None
+    local_gguf.install_from_parts(home, MODEL)
+
+    with local_model_server(installation.settings) as endpoint:
+        session = ConsoleSession(endpoint.settings_for(installation.settings), installation.store)  # auto: guided
+        turn_id = session.submit("How many customers are there?")
+        result = session.run(turn_id, lambda _status: None)
+
+    with installation.store.transaction() as db:
+        calls = [c.tool for c in turn_repo.tool_calls_of(db, turn_id)]
+        turn = db.get(Turn, turn_id)
+        assert turn is not None
+        guided = dict((turn.result or {}).get("guided") or {})
+    assert calls[0] == "search_tables", calls
+    assert "run_sql" in calls, calls
+    assert guided["step"] in {"answer", "empty", "sql_error"}, guided
+    assert 1 <= guided["model_calls"] <= 4
+    assert result["rounds"] == guided["model_calls"]
+    ran = [run for run in result["sql"] if not run["error"]]
+    if guided["step"] == "answer":  # the answer is written from the rows of the SQL that ran
+        assert ran, result
+        assert str(ran[-1]["rows"][0][0]) in result["answer"]

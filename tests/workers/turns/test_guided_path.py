@@ -1,0 +1,254 @@
+"""The guided path for small models (`workers.turns.guided`): one search, the candidates' compact schema, one SQL
+call, bounded repair, an answer written from the rows; the ambiguity question; permissions and masks on everything
+the model reads. A `local:` model (JSON-constrained replies) is the fake OpenAI-compatible server, spoken to over HTTP
+by the real SDK; search, the SQL service and the store are real."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from catalog.analysis import AnalysisOptions
+from core.store.embedded import EmbeddedServer
+from core.store.repositories import turns as turn_repo
+from search.encoders import BiEncoderReranker, shared_embedder
+from search.service import Encoders
+from tests.catalog.analysis_support import new_installation
+from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
+from tests.support import isolated_settings
+from tests.turn_world import TurnWorld
+from tests.workers.turns.mask_world import MaskWorld, canaries, mask_world
+from workers.catalog_refresh import refresh_source
+from workers.turns import guided
+from workers.turns.guided import uses_guided
+
+__all__ = ["mask_world"]  # the fixture, used below
+
+SMALL = {"model": "local:small"}
+ORDERS_2024 = "SELECT COUNT(*) FROM ORD_MST WHERE ORD_DT >= '2024-01-01' AND ORD_DT < '2025-01-01'"
+
+
+def sql_model(*statements: str, pick: tuple[str, ...] = ("ORD_MST",)) -> Callable[[Exchange], Step]:
+    """A model that picks `pick` when asked to choose tables and writes `statements` in order when asked for SQL."""
+    remaining = list(statements)
+
+    def step(exchange: Exchange) -> Step:
+        if "choose_tables" in exchange.tools:
+            return Call("choose_tables", {"tables": list(pick)})
+        if "run_sql" in exchange.tools:
+            return Call("run_sql", {"sql": remaining.pop(0) if len(remaining) > 1 else remaining[0]})
+        return Say("no tool offered")
+
+    return step
+
+
+def prompts(server: FakeOpenAIServer) -> list[str]:
+    return [r.exchange.user_text for r in server.requests]
+
+
+def test_the_path_is_chosen_by_model_size_unless_the_setting_says(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    small = turn_world.environment(fake_openai, **SMALL)
+    capable = turn_world.environment(fake_openai)
+    assert uses_guided(small.settings, small.provider, "question")
+    assert not uses_guided(small.settings, small.provider, "note")  # notes keep the loop
+    assert not uses_guided(capable.settings, capable.provider, "question")
+    forced = turn_world.environment(fake_openai, turn_path="guided")
+    assert uses_guided(forced.settings, forced.provider, "question")
+    looped = turn_world.environment(fake_openai, turn_path="loop", **SMALL)
+    assert not uses_guided(looped.settings, looped.provider, "question")
+
+
+def test_search_compact_schema_one_sql_and_an_answer_from_the_rows(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    question = "How many orders were placed in 2024?"
+    fake_openai.script(sql_model(ORDERS_2024))
+    turn_id = turn_world.submit(question, thread="guided orders")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    expected = turn_world.erp_scalar(ORDERS_2024)
+    assert stored["status"] == "answered", stored
+    assert f": {expected} " in stored["answer"]  # the number is the one the SQL returned
+    assert stored["tables_used"] == ["erp.ORD_MST"]
+    result = stored["result"]
+    assert [run["rows"] for run in result["sql"]] == [[[expected]]]
+    assert result["rounds"] == len(fake_openai.requests) == result["guided"]["model_calls"]
+    assert result["guided"]["step"] == "answer"
+    assert "erp.ORD_MST" in result["guided"]["tables"]
+
+    sql_prompt = fake_openai.requests[-1].exchange.user_text
+    assert "CREATE TABLE ORD_MST (" in sql_prompt
+    assert "example rows of ORD_MST" in sql_prompt
+    assert question in sql_prompt
+    assert "ORD_MST_BAK" not in sql_prompt
+    assert "ORD_MST_202312" not in sql_prompt
+    assert "codes: " in sql_prompt  # code meanings from the card
+    with turn_world.installation.store.transaction() as session:
+        calls = [(c.tool, c.arguments) for c in turn_repo.tool_calls_of(session, turn_id)]
+        rounds = turn_repo.rounds_of(session, turn_id)
+    assert calls[0] == ("search_tables", {"question": question})
+    assert calls[-1] == ("run_sql", {"database": "erp", "sql": ORDERS_2024})
+    assert len(rounds) == result["rounds"]
+
+
+def test_an_sql_error_gets_one_repair_call_with_the_error_and_the_names_to_use(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    wrong = "SELECT COUNT(*) FROM ORD_MST WHERE ORDER_DATE >= '2024-01-01' AND ORDER_DATE < '2025-01-01'"
+    fake_openai.script(sql_model(wrong, ORDERS_2024))
+    turn_id = turn_world.submit("How many orders were placed in 2024?", thread="guided repair")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    runs = stored["result"]["sql"]
+    assert [run["error"] is None for run in runs] == [False, True]
+    assert stored["result"]["guided"]["repaired"] == "error"
+    repair = fake_openai.requests[-1].exchange
+    assert "run_sql" in repair.tool_errors
+    assert "ORDER_DATE" in repair.tool_results["run_sql"]
+    assert "Columns of ORD_MST" in repair.tool_results["run_sql"]  # run_sql's hint: the names to use
+    assert str(turn_world.erp_scalar(ORDERS_2024)) in stored["answer"]
+
+
+def test_a_second_failure_ends_with_an_honest_partial_answer(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    wrong = "SELECT COUNT(*) FROM ORD_MST WHERE ORDER_DATE >= '2024-01-01'"
+    fake_openai.script(sql_model(wrong, "SELECT COUNT(*) FROM ORD_MST WHERE ORDER_DAY >= '2024-01-01'"))
+    turn_id = turn_world.submit("How many orders were placed in 2024?", thread="guided repair fails")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "partial"
+    assert stored["answer"].startswith("I could not finish this answer: the SQL failed twice.")
+    assert len(fake_openai.requests) <= 3  # at most a choice of tables, the SQL and one repair
+
+
+def test_an_empty_result_searches_again_with_the_values_it_filtered_on(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    nowhere = "SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Atlantis' AND 1 = 0"
+    fake_openai.script(sql_model(nowhere))
+    turn_id = turn_world.submit("How many orders were shipped to Atlantis?", thread="guided empty")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered"
+    assert stored["result"]["guided"]["repaired"] == "empty"
+    assert stored["result"]["guided"]["step"] == "empty"  # the model wrote the same statement again: still nothing
+    assert stored["answer"].startswith("The query on erp.ORD_MST found no matching rows")
+    with turn_world.installation.store.transaction() as session:
+        searches = [c.arguments for c in turn_repo.tool_calls_of(session, turn_id) if c.tool == "search_tables"]
+    assert len(searches) == 2
+    assert searches[1]["terms"] == ["Atlantis"]
+    assert "An earlier query returned no rows" in fake_openai.requests[-1].exchange.user_text
+
+
+def test_a_denied_table_never_enters_the_compact_schema(turn_world: TurnWorld, fake_openai: FakeOpenAIServer) -> None:
+    # U_GUEST (role everyone) may read ORD_*, CUST_*, CODE_* and PRD_* of erp only: not EMP_MST, not billing
+    employees = "SELECT COUNT(*) FROM EMP_MST WHERE DEPT_CD = 'D50'"
+    fake_openai.script(sql_model(employees, pick=("CUST_MST",)))
+    turn_id = turn_world.submit("How many employees work in the IT department?", user="U_GUEST", thread="guided deny")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    for text in prompts(fake_openai):
+        assert "EMP_MST" not in text
+        assert "DEPT_CD" not in text
+        assert "billing" not in text
+        assert "INV_HDR" not in text
+    assert not any(t.startswith("erp.EMP") for t in stored["result"]["guided"].get("tables", []))
+    if stored["result"]["sql"]:  # the model named the table anyway: the SQL service refuses it
+        assert stored["result"]["sql"][-1]["error"].startswith("no permission")
+        assert stored["answer"] == guided.NO_PERMISSION
+    assert stored["tables_used"] == []
+
+
+def test_masked_columns_show_no_values_in_the_compact_schema(
+    mask_world: MaskWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    world = mask_world.world
+    fake_openai.script(sql_model("SELECT COUNT(*) FROM CUST_MST", pick=("CUST_MST",)))
+    turn_id = world.submit("How many customers are there, and their phone numbers?", user="U_BUSAN", thread="mask")
+    world.run(world.environment(fake_openai, **SMALL), turn_id)
+
+    assert world.turn(turn_id)["status"] == "answered"
+    # CALL_LOG's own TEL_NO is the user's to read; CUST_MST's is hidden, its e-mails redacted, its grades nulled, and
+    # ORD_MST is filtered to the user's city (the Seoul order is not among its example rows)
+    shown = [canary for canary in canaries() if canary != "7731-"]
+    for text in prompts(fake_openai):
+        assert not [canary for canary in shown if canary in text], text
+        customers = text.split("CREATE TABLE CUST_MST (", 1)[-1].split(");", 1)[0]
+        assert "TEL_NO" not in customers
+    schema = fake_openai.requests[-1].exchange.user_text
+    assert "EMAIL" in schema
+    assert "masked for you" in schema
+
+
+def _singers(path: Path, rows: int) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            """
+            CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER);
+            CREATE TABLE song (song_id INTEGER PRIMARY KEY, singer_id INTEGER REFERENCES singer(singer_id),
+                               title TEXT, sales REAL);
+            """
+        )
+        for i in range(rows):
+            conn.execute(
+                "INSERT INTO singer VALUES (?, ?, ?, ?)", (i, f"Singer {i}", ("France", "Chile")[i % 2], 20 + i)
+            )
+            conn.execute("INSERT INTO song VALUES (?, ?, ?, ?)", (i, i, f"Song {i}", 1000.0 * i))
+
+
+@pytest.fixture(scope="module")
+def two_singer_databases(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TurnWorld]:
+    """Two databases that both hold singers and their songs, the same entity in each."""
+    home = tmp_path_factory.mktemp("singers-home")
+    installation = new_installation(store_server, home)
+    folder = tmp_path_factory.mktemp("singers")
+    for name, rows in (("concerts", 12), ("charts", 9)):
+        _singers(folder / f"{name}.sqlite", rows)
+        installation.add(name, f"sqlite:///{folder / name}.sqlite")
+    assert installation.settings.database_url is not None
+    installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
+    embedder = shared_embedder(None)
+    for name in ("concerts", "charts"):
+        report = refresh_source(installation.settings, installation.store, name, AnalysisOptions(), embedder=embedder)
+        assert report.analysis.error is None
+    yield TurnWorld(installation, Encoders(embedder, BiEncoderReranker(embedder)), folder / "concerts.sqlite")
+    installation.store.close()
+
+
+def test_the_same_entity_in_two_databases_is_a_question_for_the_user(
+    two_singer_databases: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    world = two_singer_databases
+    fake_openai.script(sql_model("SELECT COUNT(*) FROM singer", pick=("singer",)))
+    turn_id = world.submit("How many singers are there?", platform="console", user="operator", thread="tie")
+    world.run(world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = world.turn(turn_id)
+    assert stored["status"] == "answered"
+    assert stored["result"]["guided"]["step"] == "ambiguity", stored
+    assert "concerts" in stored["answer"]
+    assert "charts" in stored["answer"]
+    assert "Which one do you mean?" in stored["answer"]
+    assert "singer_id" not in stored["answer"]  # business terms, not column names
+    assert stored["result"]["sql"] == []
+    assert fake_openai.requests == []
+
+    # pinned to one of them, the same question is answered from it
+    pinned = world.submit("How many singers are there?", platform="console", user="operator", pins=("concerts",))
+    world.run(world.environment(fake_openai, **SMALL), pinned)
+    answered = world.turn(pinned)
+    assert answered["result"]["guided"]["step"] == "answer", answered
+    assert answered["result"]["sql"][0]["database"] == "concerts"
+    assert ": 12 " in answered["answer"]

@@ -1,0 +1,443 @@
+"""The guided path for small models (SPEC §4): from one search to one SQL statement, with bounded repair.
+
+A small local model writes good SQL when it sees a small, familiar schema, and loses its way in a loop of tool
+rounds. So for such a model (the `local:` provider, or any turn where TABLESCOUT_TURN_PATH=guided) a question turn
+runs as a fixed sequence instead of the agentic loop:
+1. **Selection** without model rounds: one search with every signal (nothing pinned unless the turn pins databases;
+   the same permission filters and copy rule as everywhere), the candidates of the best database with the join
+   tables connecting them, and at most one short constrained call in which the model picks among them (skipped when
+   the candidates are few or the scores leave no doubt: `workers.turns.selection`).
+2. **One SQL call** on the compact schema of just those tables (`workers.turns.compact_schema`).
+3. **Bounded repair**: on an error, one more call with the error and run_sql's hints; on an empty result, one
+   re-search with the values the SQL filtered on as extra terms, and one more SQL call; then an honest answer.
+4. When the best candidates of two databases tie on the same entity, the answer asks the user which one they mean,
+   in business terms (the databases and what they hold), and runs no SQL.
+5. The answer is written from the rows: the number in it is the number the SQL returned.
+SQL runs through the run_sql tool and so through the permission-checked SQL service, and every round (one model
+call), tool call and statement is stored as in the loop, so `ask --json` and the chat adapters see the same shapes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
+
+from core.settings import Settings
+from core.store.models import Round
+from core.store.repositories import turns as turn_repo
+from search.service import SearchRequest, search_tables
+from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult, ToolSpec
+from workers.sql.guard import dialect_for
+from workers.tools.base import SqlRecord, ToolContext, queryable_source
+from workers.tools.sql_tool import SQL_TOOL
+from workers.tools.toolbox import StepCallback, ToolRunner
+from workers.turns import compact_schema
+from workers.turns.answers import json_value
+from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables
+
+if TYPE_CHECKING:
+    from workers.turns.engine import TurnEnvironment, _Run
+
+log = logging.getLogger(__name__)
+
+#: Candidates one search returns (across every database searched).
+SEARCH_K = 10
+#: Below this many seconds left, another model call is not started.
+MIN_MODEL_S = 2.0
+
+SQL_RULES = """You write one SQL query that answers the user's question from the tables given.
+Rules:
+- Use only the tables and columns shown. When the query reads two or more tables, give each an alias and write
+  every column with the alias of the table that has it.
+- Select only what the question asks for; add DISTINCT or LIMIT only when the question asks for it
+  ("which ... the most" is ORDER BY ... DESC LIMIT 1).
+- Count, sum and average in SQL.
+- Where a column lists codes, compare it with the code, not its meaning.
+- Join only on the keys and joins shown."""
+
+SQL_SPEC = ToolSpec(
+    name="run_sql",
+    description="Run one read-only SELECT statement that answers the question.",
+    parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+)
+
+ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB", "mysql": "MySQL"}
+
+
+def uses_guided(settings: Settings, provider: ModelProvider, intent: str) -> bool:
+    """Whether a turn of `intent` takes the guided path: question turns, for small models unless the setting says
+    otherwise (TABLESCOUT_TURN_PATH: auto, guided or loop)."""
+    if intent != "question" or settings.turn_path == "loop":
+        return False
+    return settings.turn_path == "guided" or provider.small_model
+
+
+@dataclass
+class GuidedAnswer:
+    status: str  # "answered" or "partial"
+    answer: str
+    error: str | None
+    #: What ended the turn, for the store and the benchmark: "answer", "ambiguity", "no_permission",
+    #: "nothing_found", "sql_error" (the repair failed too), "empty" (no rows after the re-search).
+    step: str
+
+
+@dataclass
+class _Guided:
+    env: TurnEnvironment
+    run: _Run
+    progress: Callable[[str], None]
+    step: StepCallback | None
+    runner: ToolRunner = field(default_factory=lambda: ToolRunner([SQL_TOOL]))
+    pending: list[tuple[str, dict[str, Any], str, float]] = field(default_factory=list)  # unrecorded tool calls
+    model_calls: int = 0
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def context(self) -> ToolContext:
+        return self.run.context
+
+
+def answer_guided(
+    env: TurnEnvironment, run: _Run, progress: Callable[[str], None], step: StepCallback | None
+) -> tuple[GuidedAnswer, dict[str, Any]]:
+    """Answer the turn's question on the guided path: the answer, and what the path did (for the turn's result)."""
+    guided = _Guided(env, run, progress, step)
+    answer = _answer(guided, _question(run))
+    shown = {k: v for k, v in guided.trace.items() if k in ("tables", "databases", "repaired")}
+    return answer, {"step": answer.step, "model_calls": guided.model_calls} | shown
+
+
+def _question(run: _Run) -> str:
+    texts = run.context.user_texts
+    return texts[-1] if texts else ""
+
+
+def _answer(guided: _Guided, question: str) -> GuidedAnswer:
+    guided.progress("Looking for tables…")
+    with guided.env.store.transaction() as session:
+        guided.context.session = session
+        selection = _search(guided, question, terms=[])
+    if selection.ambiguous:
+        guided.trace["databases"] = selection.ambiguous
+        _record_search_only(guided)
+        return GuidedAnswer("answered", _ambiguity_question(guided, selection.ambiguous), None, "ambiguity")
+    if not selection.tables:
+        _record_search_only(guided)
+        if selection.denied:
+            return GuidedAnswer("answered", NO_PERMISSION, None, "no_permission")
+        return GuidedAnswer("answered", NOTHING_FOUND, None, "nothing_found")
+    if selection.needs_pick:
+        selection = _pick(guided, question, selection)
+    guided.trace["tables"] = [f"{selection.database}.{t.qualified}" for t in selection.tables]
+    record = _write_and_run(guided, question, selection, [])
+    if record is not None and record.error is not None and not record.error.startswith("no permission"):
+        guided.trace["repaired"] = "error"
+        record = _write_and_run(guided, question, selection, _repair_messages(guided))
+        if record is not None and record.error is not None:
+            return _could_not(guided, "sql_error", "the SQL failed twice", record)
+    if record is None:
+        return _could_not(guided, "sql_error", "the model wrote no SQL", None)
+    if record.error is not None:
+        return GuidedAnswer("answered", _sql_refused(record), None, "no_permission")
+    if _empty(record):
+        guided.trace["repaired"] = "empty"
+        with guided.env.store.transaction() as session:
+            guided.context.session = session
+            again = _search(guided, question, terms=_filter_values(record.sql, selection.engine), prior=selection)
+        if again.tables:
+            guided.trace["tables"] = [f"{again.database}.{t.qualified}" for t in again.tables]
+            hint = (
+                f"An earlier query returned no rows:\n{record.sql}\n"
+                "Check the tables, columns and values: use the values shown for the question's words."
+            )
+            retried = _write_and_run(guided, question, again, [], hint=hint)
+            if retried is not None and retried.error is None:
+                record = retried
+        if _empty(record):
+            return GuidedAnswer("answered", _no_rows(guided, record), None, "empty")
+    return GuidedAnswer("answered", rows_answer(record, guided.context.tables_used), None, "answer")
+
+
+# --- selection ---------------------------------------------------------------------------------------------------
+
+
+def _search(guided: _Guided, question: str, terms: list[str], prior: Selection | None = None) -> Selection:
+    context = guided.context
+    started = time.perf_counter()
+    request = SearchRequest(question=question, databases=list(context.pins), terms=terms, k=SEARCH_K)
+    result = search_tables(context.session, context.principal, request, context.encoders, context.viewer)
+    selection = choose(context, question, result, prior)
+    arguments: dict[str, Any] = {"question": question} | ({"terms": terms} if terms else {})
+    if context.pins:
+        arguments["databases"] = list(context.pins)
+    text = _search_text(result.searched.describe(), result.candidates, result.denied_tables)
+    guided.pending.append(("search_tables", arguments, text, (time.perf_counter() - started) * 1000))
+    if selection.tables and not selection.needs_pick:
+        _load_schema(guided, selection)
+    return selection
+
+
+def _search_text(searched: str, candidates: Sequence[Any], denied: Sequence[str]) -> str:
+    lines = [searched]
+    for rank, c in enumerate(candidates, start=1):
+        extra = f" joins {' and '.join(c.through)}" if c.through else ""
+        lines.append(f"{rank}. {c.database}.{c.table} [{c.role}] {c.score:.4f} {','.join(c.matched_by)}{extra}")
+    if denied:
+        lines.append("denied_tables: " + ", ".join(denied))
+    return "\n".join(lines)
+
+
+def _load_schema(guided: _Guided, selection: Selection) -> None:
+    """The compact schema of the selection's tables (example rows read now, in the caller's transaction)."""
+    context = guided.context
+    source = queryable_source(context, selection.database)
+    selection.schema = compact_schema.render(context, source, selection.tables)
+    for table in selection.tables:
+        context.opened.add((source.name, table.name.upper()))
+
+
+def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
+    spec = pick_spec(selection)
+    reply = _call(guided, PICK_SYSTEM, [Message(role="user", text=pick_prompt(question, selection))], spec)
+    with guided.env.store.transaction() as session:
+        guided.context.session = session
+        _record_round(guided, reply, None)
+        chosen = picked_tables(selection, reply)
+        _load_schema(guided, chosen)
+    return chosen
+
+
+PICK_SYSTEM = "Choose the tables needed to answer the user's question: as few as answer it, all that it needs."
+
+
+# --- SQL ---------------------------------------------------------------------------------------------------------
+
+
+def _sql_prompt(question: str, selection: Selection, hint: str = "") -> str:
+    engine = ENGINE_NAMES.get(selection.engine.lower(), selection.engine)
+    parts = [f"{engine} database {selection.database}, the most relevant tables first:", selection.schema]
+    if hint:
+        parts.append(hint)
+    parts.append(f"Question: {question}")
+    return "\n\n".join(parts)
+
+
+def _write_and_run(
+    guided: _Guided, question: str, selection: Selection, repair: list[Message], hint: str = ""
+) -> SqlRecord | None:
+    """One SQL call (with the earlier call and its error when repairing) and the run of its statement."""
+    guided.progress("Writing SQL…")
+    messages = repair or [Message(role="user", text=_sql_prompt(question, selection, hint))]
+    reply = _call(guided, SQL_RULES, messages, SQL_SPEC)
+    sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
+    if not sql.strip():
+        sql = _sql_in_text(reply.text)
+    call = ToolCallRequest(id=f"guided-{guided.model_calls}", name="run_sql", arguments={"sql": sql})
+    guided.trace.setdefault("messages", {})["sql"] = messages
+    guided.trace["last_call"] = call
+    if not sql.strip():
+        with guided.env.store.transaction() as session:
+            guided.context.session = session
+            _record_round(guided, reply, None)
+        return None
+    arguments = {"database": selection.database, "sql": sql}
+    with guided.env.store.transaction() as session:
+        guided.context.session = session
+        result = _record_round(guided, reply, ToolCallRequest(id=call.id, name="run_sql", arguments=arguments))
+    guided.trace["last_result"] = result
+    return guided.context.sql_runs[-1] if guided.context.sql_runs else None
+
+
+def _repair_messages(guided: _Guided) -> list[Message]:
+    """The SQL call again, with the model's statement and the error run_sql answered (hints included)."""
+    messages: list[Message] = guided.trace["messages"]["sql"]
+    call: ToolCallRequest = guided.trace["last_call"]
+    result: ToolResult | None = guided.trace.get("last_result")
+    content = result.content if result is not None else "error: the statement did not run"
+    fixed = ToolResult(call_id=call.id, name="run_sql", content=content + "\nWrite the corrected query.", is_error=True)
+    return [*messages, Message(role="assistant", tool_calls=(call,)), Message(role="user", tool_results=(fixed,))]
+
+
+_FENCED = re.compile(r"```(?:sql)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def _sql_in_text(text: str) -> str:
+    """SQL a model wrote as text instead of a call (a provider with native tool calls may do so)."""
+    fenced = _FENCED.search(text)
+    candidate = fenced.group(1) if fenced else text
+    return candidate.strip() if re.match(r"\s*(select|with)\b", candidate, re.IGNORECASE) else ""
+
+
+def _empty(record: SqlRecord) -> bool:
+    """No rows, or one row of nothing but NULL and zero (a count or sum over rows that matched nothing)."""
+    if not record.rows:
+        return True
+    return len(record.rows) == 1 and all(v is None or (isinstance(v, int | float) and v == 0) for v in record.rows[0])
+
+
+def _filter_values(sql: str, engine: str) -> list[str]:
+    """The text literals the statement compares with: the values to look for in the re-search."""
+    dialect = dialect_for(engine)
+    try:
+        tree = parse_one(sql, read=dialect)
+    except (SqlglotError, ValueError, RecursionError):
+        return []
+    found = []
+    for literal in tree.find_all(exp.Literal):
+        if literal.is_string and literal.this.strip() and literal.this not in found:
+            found.append(literal.this.strip("% "))
+    return [v for v in found if v][:5]
+
+
+# --- model calls and recording ---------------------------------------------------------------------------------
+
+
+def _call(guided: _Guided, system: str, messages: list[Message], spec: ToolSpec) -> ModelReply:
+    run = guided.run
+    remaining = run.deadline - time.monotonic()
+    if remaining < MIN_MODEL_S:
+        raise _OutOfTime()
+    guided.trace.setdefault("started", []).append(turn_repo.now())
+    reply = guided.env.provider.complete(system, messages, [spec], timeout_s=remaining)
+    guided.model_calls += 1
+    run.rounds += 1
+    run.input_tokens += reply.usage.input_tokens
+    run.output_tokens += reply.usage.output_tokens
+    if reply.text.strip():
+        run.last_text = reply.text
+    return reply
+
+
+class _OutOfTime(Exception):
+    """The turn's deadline leaves no time for another model call."""
+
+
+def _record_round(guided: _Guided, reply: ModelReply, sql_call: ToolCallRequest | None) -> ToolResult | None:
+    """The round of the latest model call, with the tool calls waiting to be recorded (a search) and the SQL it
+    wrote, which runs now through run_sql."""
+    env, run, context = guided.env, guided.run, guided.context
+    session = context.session
+    if run.next_ordinal is None:
+        run.next_ordinal = turn_repo.next_round_ordinal(session, run.turn_id)
+    started = guided.trace["started"][-1] if guided.trace.get("started") else turn_repo.now()
+    row = Round(
+        turn_id=run.turn_id,
+        ordinal=run.next_ordinal,
+        model=env.provider.label,
+        started_at=started,
+        stop_reason=reply.stop_reason,
+        text=reply.text or None,
+        input_tokens=reply.usage.input_tokens,
+        output_tokens=reply.usage.output_tokens,
+    )
+    session.add(row)
+    session.flush()
+    run.next_ordinal += 1
+    ordinal = _record_pending(guided, row.id)
+    result = None
+    if sql_call is not None:
+        result = guided.runner.run(context, row.id, ordinal, sql_call, guided.progress, guided.step)
+    row.finished_at = turn_repo.now()
+    return result
+
+
+def _record_pending(guided: _Guided, round_id: int) -> int:
+    """Record the tool calls made without a model call (searches) under round `round_id`; the next ordinal."""
+    session = guided.context.session
+    ordinal = 1
+    for tool, arguments, text, duration_ms in guided.pending:
+        record = turn_repo.add_tool_call(session, round_id, ordinal, tool, arguments)
+        record.result_text, record.result_chars, record.duration_ms = text, len(text), round(duration_ms, 2)
+        ordinal += 1
+    guided.pending.clear()
+    return ordinal
+
+
+def _record_search_only(guided: _Guided) -> None:
+    """A turn that ends without a model call still shows its search: in a round of its own, with no model reply."""
+    with guided.env.store.transaction() as session:
+        guided.context.session = session
+        _record_round(guided, ModelReply(text="", stop_reason="no_model_call"), None)
+
+
+# --- answers -----------------------------------------------------------------------------------------------------
+
+NO_PERMISSION = (
+    "The data for this question exists, but you do not have permission to see it. Ask an administrator for access."
+)
+NOTHING_FOUND = (
+    "I could not find tables that hold this. Try other words for what you are looking for, or name the database."
+)
+#: Rows written out in an answer; the rest are in the result's rows.
+ANSWER_ROWS = 10
+
+
+def _format(value: Any) -> str:
+    shown = json_value(value)
+    if isinstance(shown, float):
+        return f"{shown:.4f}".rstrip("0").rstrip(".")
+    return "NULL" if shown is None else str(shown)
+
+
+def rows_answer(record: SqlRecord, tables: Sequence[str]) -> str:
+    """The answer written from the rows the SQL returned (no model writes it, so no number is made up)."""
+    source = f" (from {', '.join(tables)})" if tables else ""
+    if len(record.rows) == 1 and len(record.columns) == 1:
+        return f"{record.columns[0]}: {_format(record.rows[0][0])}{source}."
+    if len(record.rows) == 1:
+        cells = ", ".join(f"{c}: {_format(v)}" for c, v in zip(record.columns, record.rows[0], strict=False))
+        return f"{cells}{source}."
+    count = f"{len(record.rows)}{'+' if record.truncated else ''} rows"
+    lines = [f"{count}{source}:", " | ".join(record.columns)]
+    lines += [" | ".join(_format(v) for v in row) for row in record.rows[:ANSWER_ROWS]]
+    if len(record.rows) > ANSWER_ROWS:
+        lines.append(f"… and {len(record.rows) - ANSWER_ROWS} more rows in the result.")
+    return "\n".join(lines)
+
+
+def _no_rows(guided: _Guided, record: SqlRecord) -> str:
+    where = ", ".join(guided.context.tables_used) or record.database
+    return (
+        f"The query on {where} found no matching rows, also after looking again for the values you named, "
+        "so I cannot give a number. Please check the names or values in the question, or say where to look."
+    )
+
+
+def _sql_refused(record: SqlRecord) -> str:
+    text = (record.error or "").splitlines()[0]
+    if text.startswith("no permission"):
+        return NO_PERMISSION
+    return "I could not run a query for this: " + text
+
+
+def _could_not(guided: _Guided, step: str, reason: str, record: SqlRecord | None) -> GuidedAnswer:
+    parts = [f"I could not finish this answer: {reason}."]
+    if record is not None and record.error:
+        parts.append(f"The last error: {record.error.splitlines()[0]}")
+    parts.append("Please ask again, perhaps more narrowly, or name the table or value you mean.")
+    return GuidedAnswer("partial", "\n".join(parts), step, step)
+
+
+def _ambiguity_question(guided: _Guided, databases: Sequence[tuple[str, str]]) -> str:
+    """Which database the user means, in business terms: the databases and what they hold (no table names)."""
+    options = [f"{name} ({summary})" if summary else name for name, summary in databases]
+    joined = " or ".join(options) if len(options) == 2 else ", ".join(options[:-1]) + " or " + options[-1]
+    return (
+        f"This could be answered from more than one database: {joined}. Which one do you mean? "
+        "Mention it in your question (for example with @database) and I will answer from it."
+    )
+
+
+def out_of_time_answer() -> str:
+    return "I could not finish this answer in time. Please ask again, perhaps more narrowly."
+
+
+OutOfTime = _OutOfTime

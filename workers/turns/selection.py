@@ -1,0 +1,235 @@
+"""Which tables the guided path's SQL call sees (`workers.turns.guided`), chosen from one search's candidates.
+
+- Copies the user did not ask about are left out (the copy rule of run_sql, applied before the model sees them).
+- The database: the one of the best candidate, unless the question names another by name. When the
+  best candidates of two databases tie (scores within `TIE_RATIO`) on the same entity (the same table name, or one
+  name's words among the other's), and the question names neither, the choice is the user's: `ambiguous`.
+- The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
+  `DIRECT_TABLES` go to the SQL call as they are (one alone with its neighbours by declared keys); more are narrowed
+  by one constrained model call (`pick_spec`) unless the leading candidates stand clearly ahead (`LEAD_RATIO`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.store.repositories import search_queries as queries
+from search.candidates import Candidate
+from search.service import SearchResult
+from workers.models.types import ModelReply, ToolSpec
+from workers.tools.base import ToolContext, ToolInputError, queryable_source, viewer_card, visible_table
+from workers.tools.copy_rule import mentions
+from workers.turns.compact_schema import SchemaTable
+
+#: This many candidates of the chosen database (or fewer) go to the SQL call without a choice by the model.
+DIRECT_TABLES = 4
+#: The most candidates the model chooses among, and the most tables it may choose.
+PICK_FROM = 5
+PICK_AT_MOST = 4
+#: Candidates scoring at least this share of the best are "leading"; when the leading ones (with the join tables
+#: between them) are few and the next candidate is below the share, they are taken without a model call.
+LEAD_RATIO = 0.9
+LEADING_AT_MOST = 3
+#: A selection of one table gains up to this many tables it has declared keys with (a question about owners
+#: "who own no dogs" needs the dogs too, and search ranks only the table the question names).
+NEIGHBOURS = 2
+#: The best candidates of two databases within this share of each other tie.
+TIE_RATIO = 0.97
+#: Characters of a database summary in the question that asks which database the user means.
+SUMMARY_CHARS = 120
+PICK_COLUMNS = 10
+
+
+@dataclass
+class Selection:
+    database: str = ""
+    engine: str = ""
+    tables: list[SchemaTable] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)  # of `database`, in rank order (to pick among)
+    needs_pick: bool = False
+    ambiguous: list[tuple[str, str]] = field(default_factory=list)  # (database, summary) the user chooses between
+    denied: list[str] = field(default_factory=list)
+    schema: str = ""
+
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def name_words(name: str) -> set[str]:
+    words = {w.lower() for part in re.split(r"[^A-Za-z0-9]+", name) for w in _WORD.findall(part)}
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
+
+
+def _same_entity(a: str, b: str) -> bool:
+    left, right = name_words(a), name_words(b)
+    return bool(left and right) and (left <= right or right <= left)
+
+
+def _named(question: str, database: str) -> bool:
+    said = {w.lower() for w in re.findall(r"[A-Za-z0-9_]+", question)}
+    return database.lower() in said
+
+
+def _live_or_asked(context: ToolContext, candidate: Candidate) -> bool:
+    return candidate.copy_of is None or mentions(context.user_texts, candidate.table, candidate.role)
+
+
+def choose(context: ToolContext, question: str, result: SearchResult, prior: Selection | None = None) -> Selection:
+    """The selection for `question` from `result`; with `prior` (a re-search after an empty result) the earlier
+    tables of the same database stay in, after the new ones."""
+    candidates = [c for c in result.candidates if _live_or_asked(context, c)]
+    if not candidates:
+        return Selection(denied=list(result.denied_tables))
+    by_database: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        by_database.setdefault(candidate.database, []).append(candidate)
+    order = list(by_database)
+    named = [d for d in order if _named(question, d)]
+    database = named[0] if len(named) == 1 else order[0]
+    if prior is None and not context.pins and not named and len(order) > 1:
+        first, second = by_database[order[0]][0], by_database[order[1]][0]
+        if second.score >= TIE_RATIO * first.score and _same_entity(first.table, second.table):
+            return Selection(ambiguous=_summaries(context, order[:2]), denied=list(result.denied_tables))
+    chosen = by_database[database]
+    source = queryable_source(context, database)
+    tables = _schema_tables(context, source, chosen)
+    selection = Selection(database=source.name, engine=source.engine, denied=list(result.denied_tables))
+    if prior is not None and prior.database == source.name:
+        known = {t.name for t in tables}
+        tables = [*tables[:DIRECT_TABLES], *[t for t in prior.tables if t.name not in known]][:DIRECT_TABLES]
+        selection.tables = tables
+        return selection
+    selection.candidates = [c for c in chosen if c.table in {t.name for t in tables}]
+    if len(tables) == 1:
+        tables += _neighbours(context, source, tables[0])
+    if len(tables) <= DIRECT_TABLES:
+        selection.tables = tables
+        return selection
+    leading = _leading(selection.candidates)
+    if leading is not None:
+        selection.tables = [t for t in tables if t.name in leading]
+        return selection
+    selection.tables = tables[:PICK_FROM]
+    selection.candidates = selection.candidates[:PICK_FROM]
+    selection.needs_pick = True
+    return selection
+
+
+def _leading(candidates: Sequence[Candidate]) -> set[str] | None:
+    """The leading candidates and the join tables between them, when they stand clearly ahead; else None."""
+    best = candidates[0].score
+    lead = [c for c in candidates if "join" not in c.matched_by and c.score >= LEAD_RATIO * best]
+    names = {c.table for c in lead}
+    if len(names) > LEADING_AT_MOST:
+        return None
+    for c in candidates:
+        if len(c.through) >= 2 and set(c.through) <= names:
+            names.add(c.table)
+    return names
+
+
+def _neighbours(context: ToolContext, source: Any, table: SchemaTable) -> list[SchemaTable]:
+    """Tables `table` refers to, or that refer to it, by declared keys, that the user may see."""
+    names = [str(fk.get("references", "")) for fk in table.card.get("foreign_keys") or []]
+    names += [str(name) for name in table.card.get("referenced_by") or []]
+    found: list[SchemaTable] = []
+    for name in dict.fromkeys(n for n in names if n):
+        if len(found) >= NEIGHBOURS:
+            break
+        try:
+            row = visible_table(context, source, name)
+        except ToolInputError:
+            continue
+        if row.name.upper() == table.name.upper() or row.copy_of_id is not None:
+            continue
+        found.append(SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row)))
+    return found
+
+
+def _schema_tables(context: ToolContext, source: Any, candidates: Sequence[Candidate]) -> list[SchemaTable]:
+    tables = []
+    for candidate in candidates:
+        name = f"{candidate.schema}.{candidate.table}" if candidate.schema else candidate.table
+        try:
+            row = visible_table(context, source, name)
+        except ToolInputError:
+            continue  # not visible to this user after all: never shown
+        card = viewer_card(context, source, row)
+        tables.append(SchemaTable(row.name, row.schema_name or None, card, list(candidate.values)))
+    return tables
+
+
+def _summaries(context: ToolContext, names: Sequence[str]) -> list[tuple[str, str]]:
+    summaries = {s.name: (s.summary or "") for s in queries.sources(context.session)}
+    shown = []
+    for name in names:
+        summary = " ".join(summaries.get(name, "").split())
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[: SUMMARY_CHARS - 1] + "…"
+        shown.append((name, summary))
+    return shown
+
+
+# --- the model's choice ------------------------------------------------------------------------------------------
+
+
+def pick_spec(selection: Selection) -> ToolSpec:
+    names = [t.name for t in selection.tables]
+    return ToolSpec(
+        name="choose_tables",
+        description="The tables the query needs.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "tables": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": names},
+                    "minItems": 1,
+                    "maxItems": PICK_AT_MOST,
+                }
+            },
+            "required": ["tables"],
+        },
+    )
+
+
+def pick_prompt(question: str, selection: Selection) -> str:
+    lines = [f"Tables of database {selection.database}:"]
+    for table in selection.tables:
+        purpose = " ".join(str(table.card.get("purpose") or "").split())[:120]
+        columns = [str(c["name"]) for c in table.card.get("columns", []) if isinstance(c, dict)]
+        more = ", …" if len(columns) > PICK_COLUMNS else ""
+        role = table.card.get("role") or "live"
+        label = table.name if role == "live" else f"{table.name} ({role})"
+        lines.append(f"- {label}: {purpose}. Columns: {', '.join(columns[:PICK_COLUMNS])}{more}")
+    lines += ["", f"Question: {question}", "Which tables does the query need?"]
+    return "\n".join(lines)
+
+
+def picked_tables(selection: Selection, reply: ModelReply) -> Selection:
+    """The selection narrowed to the tables the model chose (and the join tables between them); the leading
+    candidates when it chose none it was offered."""
+    offered = {t.name: t for t in selection.tables}
+    chosen: list[str] = []
+    for call in reply.tool_calls:
+        names = call.arguments.get("tables")
+        for name in names if isinstance(names, list) else []:
+            if isinstance(name, str) and name in offered and name not in chosen:
+                chosen.append(name)
+    if not chosen:
+        chosen = [t.name for t in selection.tables[:2]]
+    for candidate in selection.candidates:
+        if candidate.table not in chosen and candidate.through and len(set(candidate.through) & set(chosen)) >= 2:
+            chosen.append(candidate.table)
+    rank = [t.name for t in selection.tables]
+    kept = sorted(chosen[:PICK_AT_MOST], key=rank.index)
+    return Selection(
+        database=selection.database,
+        engine=selection.engine,
+        tables=[offered[name] for name in kept],
+        candidates=[c for c in selection.candidates if c.table in kept],
+        denied=selection.denied,
+    )
