@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 SEARCH_K = 10
 #: Below this many seconds left, another model call is not started.
 MIN_MODEL_S = 2.0
+#: A question of at most this many words that follows an earlier one in the thread ("and in 2023?") is searched
+#: as one text with the earlier question, and the SQL call sees both.
+FOLLOW_UP_WORDS = 8
 
 SQL_RULES = """You write one SQL query that answers the user's question from the tables given.
 Rules:
@@ -120,11 +123,21 @@ def _question(run: _Run) -> str:
     return texts[-1] if texts else ""
 
 
+def _earlier(guided: _Guided, question: str) -> str:
+    """The asker's previous message in the thread when `question` reads as a follow-up to it; "" otherwise."""
+    texts = guided.context.user_texts
+    if len(texts) < 2 or len(question.split()) > FOLLOW_UP_WORDS:
+        return ""
+    return texts[-2]
+
+
 def _answer(guided: _Guided, question: str) -> GuidedAnswer:
     guided.progress("Looking for tables…")
+    earlier = _earlier(guided, question)
+    guided.trace["earlier"] = earlier
     with guided.env.store.transaction() as session:
         guided.context.session = session
-        selection = _search(guided, question, terms=[])
+        selection = _search(guided, f"{earlier} {question}" if earlier else question, terms=[])
     if selection.ambiguous:
         guided.trace["databases"] = selection.ambiguous
         _record_search_only(guided)
@@ -221,11 +234,13 @@ PICK_SYSTEM = "Choose the tables needed to answer the user's question: as few as
 # --- SQL ---------------------------------------------------------------------------------------------------------
 
 
-def _sql_prompt(question: str, selection: Selection, hint: str = "") -> str:
+def _sql_prompt(question: str, selection: Selection, hint: str = "", earlier: str = "") -> str:
     engine = ENGINE_NAMES.get(selection.engine.lower(), selection.engine)
     parts = [f"{engine} database {selection.database}, the most relevant tables first:", selection.schema]
     if hint:
         parts.append(hint)
+    if earlier:
+        parts.append(f"Earlier question in this conversation: {earlier}")
     parts.append(f"Question: {question}")
     return "\n\n".join(parts)
 
@@ -235,7 +250,8 @@ def _write_and_run(
 ) -> SqlRecord | None:
     """One SQL call (with the earlier call and its error when repairing) and the run of its statement."""
     guided.progress("Writing SQL…")
-    messages = repair or [Message(role="user", text=_sql_prompt(question, selection, hint))]
+    earlier = str(guided.trace.get("earlier") or "")
+    messages = repair or [Message(role="user", text=_sql_prompt(question, selection, hint, earlier))]
     reply = _call(guided, SQL_RULES, messages, SQL_SPEC)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():

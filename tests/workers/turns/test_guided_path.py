@@ -252,3 +252,25 @@ def test_the_same_entity_in_two_databases_is_a_question_for_the_user(
     assert answered["result"]["guided"]["step"] == "answer", answered
     assert answered["result"]["sql"][0]["database"] == "concerts"
     assert ": 12 " in answered["answer"]
+
+
+def test_a_short_follow_up_is_searched_and_written_with_the_earlier_question(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    orders_2023 = "SELECT COUNT(*) FROM ORD_MST WHERE ORD_DT >= '2023-01-01' AND ORD_DT < '2024-01-01'"
+    fake_openai.script(sql_model(ORDERS_2024))
+    first = turn_world.submit("How many orders were placed in 2024?", thread="guided follow-up")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), first)
+    fake_openai.script(sql_model(orders_2023))
+    follow_up = turn_world.submit("And in 2023?", thread="guided follow-up")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), follow_up)
+
+    stored = turn_world.turn(follow_up)
+    assert stored["status"] == "answered", stored
+    assert str(turn_world.erp_scalar(orders_2023)) in stored["answer"]
+    prompt = fake_openai.requests[-1].exchange.user_text
+    assert "Earlier question in this conversation: How many orders were placed in 2024?" in prompt
+    assert "CREATE TABLE ORD_MST (" in prompt
+    with turn_world.installation.store.transaction() as session:
+        search = next(c.arguments for c in turn_repo.tool_calls_of(session, follow_up) if c.tool == "search_tables")
+    assert search == {"question": "How many orders were placed in 2024? And in 2023?"}
