@@ -55,8 +55,13 @@ MIN_MODEL_S = 2.0
 #: as one text with the earlier question, and the SQL call sees both.
 FOLLOW_UP_WORDS = 8
 
-SQL_RULES = """You write one SQL query that answers the user's question from the tables given.
-Rules:
+#: One system prompt for both calls (choosing tables, writing SQL): a local server reads a prompt's shared beginning
+#: from its cache, so only the reply format and the user message are new tokens in each call.
+SYSTEM = """You help answer a business question from a company database, in one of two steps.
+When asked to choose tables: choose the tables the query needs, as few as answer the question. They are listed most
+relevant first. Prefer live tables: partitions, logs and copies hold part of the data or its history; choose one only
+when the question asks about it.
+When asked for SQL: write one SQL query that answers the question from the tables given.
 - Use only the tables and columns shown. When the query reads two or more tables, give each an alias and write
   every column with the alias of the table that has it.
 - Select only what the question asks for; add DISTINCT or LIMIT only when the question asks for it
@@ -219,7 +224,7 @@ def _load_schema(guided: _Guided, selection: Selection) -> None:
 
 def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
     spec = pick_spec(selection)
-    reply = _call(guided, PICK_SYSTEM, [Message(role="user", text=pick_prompt(question, selection))], spec)
+    reply = _call(guided, SYSTEM, [Message(role="user", text=pick_prompt(question, selection))], spec)
     with guided.env.store.transaction() as session:
         guided.context.session = session
         _record_round(guided, reply, None)
@@ -228,7 +233,6 @@ def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
     return chosen
 
 
-PICK_SYSTEM = "Choose the tables needed to answer the user's question: as few as answer it, all that it needs."
 
 
 # --- SQL ---------------------------------------------------------------------------------------------------------
@@ -252,7 +256,7 @@ def _write_and_run(
     guided.progress("Writing SQL…")
     earlier = str(guided.trace.get("earlier") or "")
     messages = repair or [Message(role="user", text=_sql_prompt(question, selection, hint, earlier))]
-    reply = _call(guided, SQL_RULES, messages, SQL_SPEC)
+    reply = _call(guided, SYSTEM, messages, SQL_SPEC)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
         sql = _sql_in_text(reply.text)

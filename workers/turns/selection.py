@@ -27,7 +27,7 @@ from workers.turns.compact_schema import SchemaTable
 #: This many candidates of the chosen database (or fewer) go to the SQL call without a choice by the model.
 DIRECT_TABLES = 4
 #: The most candidates the model chooses among, and the most tables it may choose.
-PICK_FROM = 5
+PICK_FROM = 4
 PICK_AT_MOST = 4
 #: Candidates scoring at least this share of the best are "leading"; when the leading ones (with the join tables
 #: between them) are few and the next candidate is below the share, they are taken without a model call.
@@ -40,7 +40,7 @@ NEIGHBOURS = 2
 TIE_RATIO = 0.97
 #: Characters of a database summary in the question that asks which database the user means.
 SUMMARY_CHARS = 120
-PICK_COLUMNS = 10
+PICK_COLUMNS = 8
 
 
 @dataclass
@@ -197,7 +197,7 @@ def pick_spec(selection: Selection) -> ToolSpec:
 
 
 def pick_prompt(question: str, selection: Selection) -> str:
-    lines = [f"Tables of database {selection.database}:"]
+    lines = [f"Tables of database {selection.database}, most relevant first:"]
     for table in selection.tables:
         purpose = " ".join(str(table.card.get("purpose") or "").split())[:120]
         columns = [str(c["name"]) for c in table.card.get("columns", []) if isinstance(c, dict)]
@@ -205,7 +205,7 @@ def pick_prompt(question: str, selection: Selection) -> str:
         role = table.card.get("role") or "live"
         label = table.name if role == "live" else f"{table.name} ({role})"
         lines.append(f"- {label}: {purpose}. Columns: {', '.join(columns[:PICK_COLUMNS])}{more}")
-    lines += ["", f"Question: {question}", "Which tables does the query need?"]
+    lines += ["", f"Question: {question}", "Choose the tables the query needs."]
     return "\n".join(lines)
 
 
