@@ -23,6 +23,7 @@ figures).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sqlite3
@@ -31,6 +32,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,13 +42,17 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import openai  # noqa: E402
+import sqlglot  # noqa: E402
+from sqlglot import exp  # noqa: E402
 
+from bench.bench_data import GOLD, SPIDER, copy_spider  # noqa: E402
 from catalog.analysis import AnalysisOptions  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
 from catalog.sample_erp import build_sqlite  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import Store, open_store  # noqa: E402
+from core.store.models import Turn  # noqa: E402
 from tablescout.cli.model_cmd import LocalEndpoint, local_model_server  # noqa: E402
 from tablescout.cli.turn_session import ConsoleSession  # noqa: E402
 from workers.catalog_refresh import refresh_source  # noqa: E402
@@ -206,16 +213,6 @@ BASELINE_SCHEMA = {
 }
 
 
-@dataclass
-class Attempt:
-    correct: bool = False
-    status: str = ""
-    rounds: int = 0
-    seconds: float = 0.0
-    answer: str = ""
-    sql: list[dict[str, Any]] = field(default_factory=list)
-
-
 # --- expected values and matching -----------------------------------------------------------------------------------
 
 
@@ -264,36 +261,7 @@ def _cells(rows: list[list[Any]]) -> list[Any]:
     return [cell for row in rows[:20] for cell in row]
 
 
-# --- the two systems -------------------------------------------------------------------------------------------------
-
-
-def tablescout_turn(session: ConsoleSession, question: Question, expected: list[Any]) -> Attempt:
-    session.thread_id = uuid.uuid4().hex  # a conversation of its own: no history from earlier questions
-    started = time.monotonic()
-    turn_id = session.submit(question.text)
-    result = session.run(turn_id, lambda _status: None)
-    seconds = time.monotonic() - started
-    ran = [run for run in result["sql"] if not run.get("error")]
-    cells = _cells(ran[-1]["rows"]) if ran else []
-    return Attempt(
-        correct=is_correct(question, expected, result["answer"], cells),
-        status=result["status"],
-        rounds=int(result["rounds"]),
-        seconds=round(seconds, 1),
-        answer=result["answer"][:500],
-        sql=[{"sql": r["sql"], "error": r.get("error"), "rows": r["rows"][:3]} for r in result["sql"]],
-    )
-
-
-def schema_prompt(paths: dict[str, Path]) -> str:
-    parts = []
-    for name, path in paths.items():
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
-            ddl = [
-                row[0] for row in connection.execute("SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            ]
-        parts.append(f"Database {name} (SQLite):\n" + ";\n".join(ddl) + ";")
-    return "\n\n".join(parts)
+# --- running SQL read-only (the whole-schema prompt and the references) ---------------------------------------
 
 
 def run_readonly(path: Path, sql: str) -> tuple[list[list[Any]], str | None]:
@@ -309,9 +277,198 @@ def run_readonly(path: Path, sql: str) -> tuple[list[list[Any]], str | None]:
         connection.close()
 
 
-def baseline_turn(
-    client: openai.OpenAI, schema: str, paths: dict[str, Path], question: Question, expected: list[Any]
-) -> Attempt:
+# --- Spider dev: a fixed-hash subset, executed against its own SQLite files ------------------------------------------
+
+SPIDER_LABEL = "Spider 1.0 dev"
+
+
+@dataclass(frozen=True)
+class SpiderQuestion:
+    id: int  # the question's index in dev.json
+    text: str
+    database: str
+    reference: str
+    gold_tables: tuple[str, ...]
+    half: str  # "tune" or "held-out", by the same hash
+
+
+def _hash(index: int) -> str:
+    return hashlib.sha256(f"spider-dev:{index}".encode()).hexdigest()
+
+
+def spider_questions(paths: dict[str, Path], count: int) -> list[SpiderQuestion]:
+    """`count` questions of Spider dev whose database is here, chosen by a fixed hash of their index (the same ones
+    every run); each half of the hash space is one half of the set."""
+    items = json.loads((SPIDER / ".." / "dev.json").resolve().read_text())
+    gold = {}
+    for line in GOLD.read_text().splitlines():
+        entry = json.loads(line)
+        if entry["benchmark"] == SPIDER_LABEL:
+            gold[entry["idx"]] = tuple(entry["gold_tables"])
+    usable = [i for i, item in enumerate(items) if item["db_id"] in paths and gold.get(i)]
+    chosen = sorted(usable, key=_hash)[:count]
+    return [
+        SpiderQuestion(
+            i,
+            items[i]["question"],
+            items[i]["db_id"],
+            items[i]["query"],
+            gold[i],
+            "tune" if int(_hash(i)[-1], 16) % 2 == 0 else "held-out",
+        )
+        for i in sorted(chosen, key=_hash)
+    ]
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return round(float(value), 4)
+    return value
+
+
+def _row_key(row: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(sorted((_normal(v) for v in row), key=repr))
+
+
+def same_result(predicted: Sequence[Sequence[Any]], gold: Sequence[Sequence[Any]], truncated: bool = False) -> bool:
+    """Execution match: the same rows (as multisets, each row's values in any column order)."""
+    if truncated or len(gold) > ROW_CAP:
+        return {_row_key(r) for r in predicted} <= {_row_key(r) for r in gold}
+    return Counter(_row_key(r) for r in predicted) == Counter(_row_key(r) for r in gold)
+
+
+# --- what a system is measured on ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    set: str  # "erp" or "spider"
+    id: int
+    text: str
+    database: str
+    gold_tables: frozenset[str]  # upper case
+    half: str
+    question: Question | None = None  # the ERP question (its expected row decides)
+    expected: tuple[Any, ...] = ()
+    gold_rows: tuple[tuple[Any, ...], ...] = ()
+
+    def check(self, answer: str, run: dict[str, Any] | None) -> bool:
+        rows = run["rows"] if run else []
+        if self.question is not None:
+            return is_correct(self.question, list(self.expected), answer, _cells(rows))
+        if run is None or run.get("database") != self.database:
+            return False
+        return same_result(rows, self.gold_rows, bool(run.get("truncated")))
+
+
+def erp_items(paths: dict[str, Path], limit: int) -> list[Item]:
+    items = []
+    for q in QUESTIONS[:limit]:
+        tables = frozenset(t.name.upper() for t in sqlglot.parse_one(q.reference, read="sqlite").find_all(exp.Table))
+        items.append(Item("erp", q.id, q.text, q.database, tables, "", q, tuple(expected_row(paths, q))))
+    return items
+
+
+def spider_items(paths: dict[str, Path], count: int) -> list[Item]:
+    items = []
+    for q in spider_questions(paths, count):
+        rows, error = run_readonly(paths[q.database], q.reference)
+        if error is not None:
+            continue
+        gold = frozenset(t.upper() for t in q.gold_tables)
+        items.append(Item("spider", q.id, q.text, q.database, gold, q.half, gold_rows=tuple(map(tuple, rows))))
+    return items
+
+
+@dataclass
+class Attempt:
+    correct: bool = False
+    status: str = ""
+    rounds: int = 0
+    model_calls: int = 0
+    seconds: float = 0.0
+    input_tokens: int = 0  # prompt tokens sent (the server may have read a shared beginning from its cache)
+    answer: str = ""
+    database: str | None = None
+    step: str = ""  # for a wrong answer: selection, sql, repair, ambiguity (or no_sql)
+    sql: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _last_good(sql: list[dict[str, Any]]) -> dict[str, Any] | None:
+    ran = [run for run in sql if not run.get("error")]
+    return ran[-1] if ran else None
+
+
+def _tables_of(run: dict[str, Any] | None) -> set[str]:
+    if run is None:
+        return set()
+    try:
+        tree = sqlglot.parse_one(run["sql"].split("\n-- for you:")[0], read="sqlite")
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return set()
+    return {t.name.upper() for t in tree.find_all(exp.Table)}
+
+
+def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
+    session.thread_id = uuid.uuid4().hex  # a conversation of its own: no history from earlier questions
+    started = time.monotonic()
+    turn_id = session.submit(item.text)
+    result = session.run(turn_id, lambda _status: None)
+    seconds = time.monotonic() - started
+    with session.store.transaction() as db:
+        turn = db.get(Turn, turn_id)
+        guided = dict((turn.result or {}).get("guided") or {}) if turn is not None else {}
+        usage = dict(turn.usage or {}) if turn is not None else {}
+    last = _last_good(result["sql"])
+    correct = item.check(result["answer"], last)
+    attempt = Attempt(
+        correct=correct,
+        status=result["status"],
+        rounds=int(result["rounds"]),
+        model_calls=int(guided.get("model_calls", result["rounds"])),
+        seconds=round(seconds, 1),
+        input_tokens=int(usage.get("input_tokens", 0)),
+        answer=result["answer"][:400],
+        database=last["database"] if last else None,
+        sql=[
+            {"sql": r["sql"], "error": (r.get("error") or "")[:300] or None, "rows": r["rows"][:3]}
+            for r in result["sql"]
+        ],
+    )
+    if not correct:
+        attempt.step = _failing_step(item, attempt, last, guided)
+    return attempt
+
+
+def _sql_entry(run: dict[str, Any]) -> dict[str, Any]:
+    return {"sql": run["sql"], "error": (run.get("error") or "")[:300] or None, "rows": run["rows"][:3]}
+
+
+def _failing_step(item: Item, attempt: Attempt, last: dict[str, Any] | None, guided: dict[str, Any]) -> str:
+    if guided:
+        if guided.get("step") == "ambiguity":
+            return "ambiguity"
+        tables = [str(t) for t in guided.get("tables", [])]
+        databases = {t.split(".", 1)[0] for t in tables}
+        shown = {t.rsplit(".", 1)[-1].upper() for t in tables}
+        if databases != {item.database} or not item.gold_tables <= shown:
+            return "selection"
+        return "repair" if guided.get("repaired") else "sql"
+    if last is None:
+        return "no_sql"
+    if last["database"] != item.database or not item.gold_tables <= _tables_of(last):
+        return "selection"
+    return "sql"
+
+
+def schema_attempt(client: openai.OpenAI, schemas: dict[str, str], paths: dict[str, Path], item: Item) -> Attempt:
+    """The model given a whole schema in one prompt (ERP: both sample databases; Spider: the question's own)."""
+    databases = ["erp", "billing"] if item.set == "erp" else [item.database]
+    schema = "\n\n".join(schemas[d] for d in databases)
+    answer_schema = json.loads(json.dumps(BASELINE_SCHEMA))
+    answer_schema["properties"]["database"]["enum"] = databases
     started = time.monotonic()
     try:
         response = client.chat.completions.create(
@@ -319,36 +476,57 @@ def baseline_turn(
             max_tokens=512,
             messages=[
                 {"role": "system", "content": f"{BASELINE_SYSTEM}\n\n{schema}"},
-                {"role": "user", "content": question.text},
+                {"role": "user", "content": item.text},
             ],
             response_format={
                 "type": "json_schema",
-                "json_schema": {"name": "one_query", "strict": True, "schema": BASELINE_SCHEMA},
+                "json_schema": {"name": "one_query", "strict": True, "schema": answer_schema},
             },
         )
         reply = json.loads(response.choices[0].message.content or "")
         database, sql = str(reply["database"]), str(reply["sql"])
+        tokens = response.usage.prompt_tokens if response.usage else 0
     except (openai.OpenAIError, ValueError, KeyError, TypeError) as exc:
-        return Attempt(status="failed", rounds=1, seconds=round(time.monotonic() - started, 1), answer=str(exc)[:300])
-    rows, error = run_readonly(paths.get(database, paths["erp"]), sql)
-    seconds = time.monotonic() - started
+        return Attempt(
+            status="failed",
+            rounds=1,
+            model_calls=1,
+            seconds=round(time.monotonic() - started, 1),
+            answer=str(exc)[:300],
+        )
+    rows, error = run_readonly(paths.get(database, paths[databases[0]]), sql)
+    run = None if error else {"database": database, "rows": rows, "truncated": len(rows) >= ROW_CAP}
+    correct = item.check("", run)
     return Attempt(
-        correct=error is None and is_correct(question, expected, "", _cells(rows)),
+        correct=correct,
         status="error" if error else "ran",
         rounds=1,
-        seconds=round(seconds, 1),
+        model_calls=1,
+        seconds=round(time.monotonic() - started, 1),
+        input_tokens=tokens,
+        database=database,
+        step="" if correct else ("selection" if database != item.database else "sql"),
         sql=[{"database": database, "sql": sql, "error": error, "rows": rows[:3]}],
     )
 
 
-# --- installation, run and report -------------------------------------------------------------------------------------
+def schema_text(name: str, path: Path) -> str:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        ddl = [row[0] for row in connection.execute("SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return f"Database {name} (SQLite):\n" + ";\n".join(ddl) + ";"
 
 
-def build_installation(home: Path, size: str) -> tuple[Settings, dict[str, Path]]:
+# --- installations ---------------------------------------------------------------------------------------------------
+
+
+def _installation(home: Path, paths: dict[str, Path]) -> Settings:
+    """A store with `paths` registered and analysed (kept in `home`: a second run reuses it)."""
     settings = Settings(home=home)
+    ready = home / "analysed"
+    if ready.exists():
+        return settings
     store = open_store(settings)
     migrate.upgrade(store.engine)
-    paths = build_sqlite(home / "sample")
     for name, path in paths.items():
         add_source(settings, store, name, f"sqlite:///{path}", [])
     settings = Settings(home=home)
@@ -357,96 +535,181 @@ def build_installation(home: Path, size: str) -> tuple[Settings, dict[str, Path]
         if report.analysis.error:
             raise SystemExit(f"analysis of {name} failed: {report.analysis.error}")
     store.close()
-    print(f"installing the {size} local model from its part packages…", flush=True)
-    local_gguf.install_from_parts(home, local_gguf.SOURCES[size])
-    return settings, paths
+    ready.write_text("ok\n")
+    return settings
+
+
+def erp_installation(work: Path) -> tuple[Settings, dict[str, Path]]:
+    home = work / "erp"
+    sample = home / "sample"
+    paths = {"erp": sample / "erp.sqlite", "billing": sample / "billing.sqlite"}
+    if not (home / "analysed").exists():
+        paths = build_sqlite(sample)
+    return _installation(home, paths), paths
+
+
+def spider_installation(work: Path) -> tuple[Settings, dict[str, Path]]:
+    home = work / "spider"
+    directory = home / "databases"
+    paths = (
+        {p.stem: p for p in sorted(directory.glob("*.sqlite"))}
+        if (home / "analysed").exists()
+        else copy_spider(directory)
+    )
+    return _installation(home, paths), paths
+
+
+# --- run and report ----------------------------------------------------------------------------------------------
+
+SYSTEMS = ("guided", "loop", "schema")
+LABELS = {
+    "guided": "guided path (one search → compact schema → one SQL, bounded repair)",
+    "loop": "tool loop (search → cards → SQL rounds)",
+    "schema": "whole schema in one prompt, one SQL",
+}
 
 
 def summary(attempts: list[Attempt]) -> dict[str, Any]:
     if not attempts:
         return {}
     seconds = [a.seconds for a in attempts]
+    wrong = [a for a in attempts if not a.correct]
     return {
         "questions": len(attempts),
         "correct": sum(a.correct for a in attempts),
         "accuracy": round(sum(a.correct for a in attempts) / len(attempts), 3),
         "rounds_per_turn": round(statistics.mean(a.rounds for a in attempts), 2),
+        "model_calls_per_turn": round(statistics.mean(a.model_calls for a in attempts), 2),
+        "input_tokens_per_turn": round(statistics.mean(a.input_tokens for a in attempts)),
         "seconds_per_turn_mean": round(statistics.mean(seconds), 1),
         "seconds_per_turn_median": round(statistics.median(seconds), 1),
+        "failing_steps": {s: sum(a.step == s for a in wrong) for s in sorted({a.step for a in wrong})},
         "statuses": {s: sum(a.status == s for a in attempts) for s in sorted({a.status for a in attempts})},
     }
 
 
-def write_results(meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    ours = summary([Attempt(**r["tablescout"]) for r in rows])
-    theirs = summary([Attempt(**r["schema_prompt"]) for r in rows])
-    payload = meta | {"tablescout": ours, "schema_prompt": theirs, "questions": rows}
+def _groups(items: list[Item]) -> list[tuple[str, list[Item]]]:
+    groups = []
+    for name in ("erp", "spider"):
+        of_set = [i for i in items if i.set == name]
+        if not of_set:
+            continue
+        groups.append((name, of_set))
+        if name == "spider":
+            groups += [(f"spider {half}", [i for i in of_set if i.half == half]) for half in ("tune", "held-out")]
+    return groups
+
+
+def write_results(meta: dict[str, Any], items: list[Item], results: dict[str, dict[tuple[str, int], Attempt]]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = f"{NAME}_{meta['size']}"
+    tables: dict[str, dict[str, Any]] = {}
+    for group, members in _groups(items):
+        for system in SYSTEMS:
+            done = [results[system][(i.set, i.id)] for i in members if (i.set, i.id) in results.get(system, {})]
+            if done:
+                tables.setdefault(group, {})[system] = summary(done) | {"of": len(members)}
+    per_question = [
+        {"set": i.set, "id": i.id, "half": i.half, "question": i.text, "database": i.database}
+        | {s: asdict(results[s][(i.set, i.id)]) for s in SYSTEMS if (i.set, i.id) in results.get(s, {})}
+        for i in items
+    ]
+    payload = meta | {"summaries": tables, "questions": per_question}
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
     lines = [
-        "# Local model: answer accuracy through tablescout vs. the whole schema in one prompt",
+        "# Local model: answer accuracy, guided path vs. tool loop vs. the whole schema in one prompt",
         "",
         f"Model {meta['model']} (Q4_K_M GGUF, llama.cpp via xllamacpp, {meta['threads']} CPU threads, "
-        f"{meta['cpus']} cores), {len(rows)} of {len(QUESTIONS)} questions on the sample ERP and billing databases; "
-        f"turn deadline {meta['deadline_s']:.0f} s, {meta['max_rounds']} rounds at most. Run {meta['started']}, "
-        f"{meta['elapsed_min']:.0f} min.",
+        f"{meta['cpus']} cores, on a machine shared with other work), one local model server for every system. "
+        f"Sample ERP: {meta['erp_questions']} questions on the erp and billing databases (both registered, nothing "
+        f"pinned). Spider dev: {meta['spider_questions']} questions chosen by a fixed hash of their index, all "
+        f"{meta['spider_databases']} databases with files registered in one installation, nothing pinned; the "
+        "hash also splits them into a tuning half and a held-out half. The whole-schema prompt gets both ERP "
+        "databases, and for Spider the schema of the question's own database (it is told the database). Turn "
+        f"deadline {meta['deadline_s']:.0f} s. Run {meta['started']}, {meta['elapsed_min']:.0f} min"
+        + (" (partial: see the counts)." if meta.get("partial") else "."),
         "",
-        "| system | correct | accuracy | rounds per turn | seconds per turn (mean / median) | outcomes |",
-        "|---|---|---|---|---|---|",
+        "Correct: ERP, the expected values in the answer or the last SQL's cells; Spider, the last SQL that ran "
+        "on the question's database returned the gold SQL's rows (multisets). Failing step of a wrong answer: "
+        "selection (wrong database, or a gold table not among those the SQL could use), sql (the statement ran or "
+        "failed on the right tables), repair (it failed or found nothing, and the repair did not fix it), ambiguity "
+        "(the answer asked which database), no_sql.",
+        "",
+        "| set | system | measured | correct | accuracy | rounds | model calls | prompt tokens "
+        "| s per question (mean / median) | failing steps |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for label, figures in (
-        ("tablescout (search → cards → SQL → answer)", ours),
-        ("schema in one prompt, one SQL", theirs),
-    ):
-        if not figures:
-            continue
-        outcomes = ", ".join(f"{k} {v}" for k, v in figures["statuses"].items())
-        lines.append(
-            f"| {label} | {figures['correct']}/{figures['questions']} | {figures['accuracy']:.0%} | "
-            f"{figures['rounds_per_turn']} | {figures['seconds_per_turn_mean']} / "
-            f"{figures['seconds_per_turn_median']} | {outcomes} |"
-        )
-    lines += ["", "| # | question | tablescout | rounds | s | schema prompt | s |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        ours_row, theirs_row = r["tablescout"], r["schema_prompt"]
-        lines.append(
-            f"| {r['id']} | {r['question']} | {'✓' if ours_row['correct'] else '✗'} {ours_row['status']} | "
-            f"{ours_row['rounds']} | {ours_row['seconds']} | {'✓' if theirs_row['correct'] else '✗'} "
-            f"{theirs_row['status']} | {theirs_row['seconds']} |"
-        )
+    for group, systems in tables.items():
+        for system, f in systems.items():
+            steps = ", ".join(f"{k} {v}" for k, v in f["failing_steps"].items()) or "-"
+            lines.append(
+                f"| {group} | {system} | {f['questions']}/{f['of']} | {f['correct']} | {f['accuracy']:.0%} | "
+                f"{f['rounds_per_turn']} | {f['model_calls_per_turn']} | {f['input_tokens_per_turn']} | "
+                f"{f['seconds_per_turn_mean']} / "
+                f"{f['seconds_per_turn_median']} | {steps} |"
+            )
+    lines += ["", "Systems: " + "; ".join(f"{k}: {v}" for k, v in LABELS.items()) + ".", ""]
+    lines += [
+        "| set | # | half | question | " + " | ".join(SYSTEMS) + " |",
+        "|---|---|---|---|" + "---|" * len(SYSTEMS),
+    ]
+    for row in per_question:
+        cells = []
+        for system in SYSTEMS:
+            a: dict[str, Any] | None = row.get(system)  # type: ignore[assignment]
+            if a is None:
+                cells.append("")
+                continue
+            mark = "✓" if a["correct"] else f"✗ {a['step']}"
+            cells.append(f"{mark} {a['seconds']}s")
+        lines.append(f"| {row['set']} | {row['id']} | {row['half']} | {row['question']} | {' | '.join(cells)} |")
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(local_gguf.SOURCES), default=local_gguf.DEFAULT_SIZE)
-    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="Only the first N questions.")
+    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="Only the first N ERP questions.")
+    parser.add_argument("--spider", type=int, default=24, help="Spider dev questions (fixed hash); 0: none.")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="Among guided, loop, schema; run in this order.")
+    parser.add_argument("--sets", default="erp,spider")
     parser.add_argument("--deadline", type=float, default=300.0, help="Turn deadline in seconds.")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every usable core).")
+    parser.add_argument("--work", type=Path, default=None, help="Keep the installations here (reused when present).")
     args = parser.parse_args()
     begun = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ts-local-bench-") as tmp:
-        home = Path(tmp)
-        settings, paths = build_installation(home, args.size)
-        schema = schema_prompt(paths)
-        with local_model_server(settings, threads=args.threads) as endpoint:
-            run_questions(args, begun, settings, paths, schema, endpoint)
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+        installations: dict[str, tuple[Settings, dict[str, Path]]] = {}
+        if "erp" in sets:
+            installations["erp"] = erp_installation(work)
+        if "spider" in sets and args.spider:
+            installations["spider"] = spider_installation(work)
+        first = next(iter(installations.values()))[0]
+        print(f"installing the {args.size} local model from its part packages…", flush=True)
+        local_gguf.install_from_parts(work, local_gguf.SOURCES[args.size])
+        serving = first.model_copy(update={"home": work})
+        with local_model_server(serving, threads=args.threads) as endpoint:
+            run_all(args, begun, installations, endpoint)
 
 
-def run_questions(
+def run_all(
     args: argparse.Namespace,
     begun: float,
-    settings: Settings,
-    paths: dict[str, Path],
-    schema: str,
+    installations: dict[str, tuple[Settings, dict[str, Path]]],
     endpoint: LocalEndpoint,
 ) -> None:
     from workers.models.llama_server import available_cores
 
-    config = endpoint.settings_for(settings).model_copy(update={"turn_deadline_s": args.deadline})
-    store: Store = open_store(config)
-    session = ConsoleSession(config, store)
+    items: list[Item] = []
+    schemas: dict[str, str] = {}
+    stores: dict[str, Store] = {}
+    for name, (settings, paths) in installations.items():
+        items += erp_items(paths, args.limit) if name == "erp" else spider_items(paths, args.spider)
+        schemas |= {db: schema_text(db, path) for db, path in paths.items()}
+        stores[name] = open_store(settings)
     client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=args.deadline)
     meta = {
         "size": args.size,
@@ -454,33 +717,44 @@ def run_questions(
         "threads": args.threads or available_cores(),
         "cpus": available_cores(),
         "deadline_s": args.deadline,
-        "max_rounds": config.max_rounds,
         "started": time.strftime("%Y-%m-%d %H:%M"),
+        "erp_questions": sum(i.set == "erp" for i in items),
+        "spider_questions": sum(i.set == "spider" for i in items),
+        "spider_databases": len(installations["spider"][1]) if "spider" in installations else 0,
     }
-    rows: list[dict[str, Any]] = []
+    systems = [s.strip() for s in args.systems.split(",") if s.strip() in SYSTEMS]
+    results: dict[str, dict[tuple[str, int], Attempt]] = {s: {} for s in SYSTEMS}
+    sessions: dict[tuple[str, str], ConsoleSession] = {}
+    # The loop is slowest and runs last; before it, each set is measured on the guided path and then on the whole
+    # schema, so a run cut short still compares them on the same questions (the server's prompt cache holds one
+    # prompt beginning at a time, so one system runs through a set before the next).
+    order = [(s, i) for group in ("erp", "spider") for s in systems if s != "loop" for i in items if i.set == group]
+    order += [(s, i) for s in systems if s == "loop" for i in items]
     try:
-        for question in QUESTIONS[: args.limit]:
-            expected = expected_row(paths, question)
-            ours = tablescout_turn(session, question, expected)
-            theirs = baseline_turn(client, schema, paths, question, expected)
-            rows.append(
-                {
-                    "id": question.id,
-                    "question": question.text,
-                    "expected": expected,
-                    "tablescout": asdict(ours),
-                    "schema_prompt": asdict(theirs),
-                }
-            )
+        for system, item in order:
+            settings, paths = installations[item.set]
+            if system == "schema":
+                attempt = schema_attempt(client, schemas, paths, item)
+            else:
+                key = (system, item.set)
+                if key not in sessions:
+                    config = endpoint.settings_for(settings).model_copy(
+                        update={"turn_deadline_s": args.deadline, "turn_path": system}
+                    )
+                    sessions[key] = ConsoleSession(config, stores[item.set])
+                attempt = turn_attempt(sessions[key], item)
+            results[system][(item.set, item.id)] = attempt
             print(
-                f"{question.id:2d} tablescout {'✓' if ours.correct else '✗'} {ours.status} {ours.rounds} rounds "
-                f"{ours.seconds}s | schema prompt {'✓' if theirs.correct else '✗'} {theirs.seconds}s",
+                f"{system:6s} {item.set:6s} {item.id:4d} {'✓' if attempt.correct else '✗ ' + attempt.step} "
+                f"{attempt.status} {attempt.model_calls} calls {attempt.seconds}s",
                 flush=True,
             )
-            write_results(meta | {"elapsed_min": (time.monotonic() - begun) / 60}, rows)
+            partial = sum(len(r) for r in results.values()) < len(order)
+            write_results(meta | {"elapsed_min": (time.monotonic() - begun) / 60, "partial": partial}, items, results)
     finally:
         client.close()
-        store.close()
+        for store in stores.values():
+            store.close()
 
 
 if __name__ == "__main__":
