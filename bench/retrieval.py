@@ -96,7 +96,7 @@ CONFIGS: dict[str, Config] = {
 #: Tuned constants, each varied alone on FIBEN with everything else as shipped: (module, name, values).
 CONSTANTS: tuple[tuple[Any, str, tuple[Any, ...]], ...] = (
     (search_service, "PART_WEIGHT", (0.25, 1.0)),
-    (join_expansion, "LEADERS", (2, 6)),
+    (join_expansion, "LEADERS", (2, 4, 8)),
     (join_expansion, "HUB_DEGREE", (4, 10**6)),
     (join_expansion, "COLUMN_WORDS", (1, 3)),
     (join_expansion, "MAX_HOPS", (2,)),

@@ -26,7 +26,7 @@ from core.store.repositories import search_queries as queries
 from search.query_text import STOPWORDS, stem, words
 
 #: How many of the best live candidates per database are connected to one another.
-LEADERS = 4
+LEADERS = 6
 #: Joins on a shortest path between two candidates (3: up to two link tables between them).
 MAX_HOPS = 3
 #: Inferred joins below this confidence never connect tables (the same rule as `find_join_path`).
@@ -89,10 +89,11 @@ class _Graph:
         return None
 
 
-def _named_column(join: JoinCandidate, leader: int, question: set[str]) -> bool:
-    """Does the leader's side of the join name enough of the question's words?"""
+def named_column(join: JoinCandidate, leader: int, question: set[str], own_name: str) -> bool:
+    """Does the leader's side of the join name enough of the question's words, beyond the leader's own name?
+    (The key `raceId` of `races` names only races itself, and every table joined to races shares it.)"""
     columns = join.from_columns if join.from_table_id == leader else join.to_columns
-    words = {w for c in columns for w in column_words(c)}
+    words = {w for c in columns for w in column_words(c)} - column_words(own_name)
     return len(words & question) >= min(COLUMN_WORDS, len(words)) > 0
 
 
@@ -151,10 +152,12 @@ def expand(
     asked = set(words(question))
     for leader in [t for group in leaders.values() for t in group]:
         for join in first:
-            if leader not in (join.from_table_id, join.to_table_id) or not _named_column(join, leader, asked):
+            if leader not in (join.from_table_id, join.to_table_id):
                 continue
             target = _other(join, leader)
-            if target not in rows or not usable(join) or not allowed(target) or target in through:
+            if target not in rows or not named_column(join, leader, asked, rows[leader].name):
+                continue
+            if not usable(join) or not allowed(target) or target in through:
                 continue
             if target in position and position[target] < position[leader]:
                 continue

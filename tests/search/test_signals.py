@@ -13,9 +13,11 @@ import pytest
 from catalog.analysis import AnalysisOptions
 from core.name_words import NameWords, catalog_words
 from core.store.embedded import EmbeddedServer
+from core.store.models import JoinCandidate
 from core.store.repositories import directory
 from search.decomposition import decompose, phrases
 from search.encoders import BiEncoderReranker, shared_embedder
+from search.join_expansion import named_column
 from search.service import Encoders, SearchResult
 from tests.catalog.analysis_support import new_installation
 from tests.search.conftest import World
@@ -184,3 +186,14 @@ def test_neighbours_of_a_leading_table_keep_their_own_ranking(world: World) -> N
     assert len(neighbours) >= 2, [c.table for c in live]
     scores = [c.score for c in neighbours]
     assert scores == sorted(scores, reverse=True), [(c.table, c.score) for c in neighbours]
+
+
+def test_a_join_column_that_only_names_its_own_table_brings_nothing() -> None:
+    """A leader's key column naming the leader itself (`SHIPMENT.SHIPMENTID`) is shared by every table joined to
+    it, so it brings none of them; a foreign key naming what the question asks about (`CARRIERID`) does."""
+    asked = {"shipment", "shipments", "carrier", "carriers"}
+    own_key = JoinCandidate(from_table_id=1, to_table_id=2, from_columns=["SHIPMENTID"], to_columns=["SHIPMENTID"])
+    assert not named_column(own_key, 1, asked, "SHIPMENT")
+    foreign = JoinCandidate(from_table_id=1, to_table_id=3, from_columns=["CARRIERID"], to_columns=["CARRIERID"])
+    assert named_column(foreign, 1, asked, "SHIPMENT")
+    assert not named_column(foreign, 1, {"shipment"}, "SHIPMENT")  # the question does not ask about carriers
