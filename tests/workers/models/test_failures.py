@@ -54,14 +54,15 @@ def test_persistent_failure_ends_after_the_sdk_retries_only(kit: Kit) -> None:
 
 
 def test_a_slow_model_times_out_within_the_deadline(kit: Kit) -> None:
-    kit.server.script([Slow(5.0, Say("Too late."))])
+    kit.server.script([Slow(8.0, Say("Too late."))])
 
     started = time.monotonic()
     with pytest.raises(ModelTimeout, match=r"did not answer within 1\.0 s"):
         kit.provider.complete("system", [QUESTION], TOOLS, timeout_s=1.0)
     elapsed = time.monotonic() - started
 
-    assert 0.9 <= elapsed <= 1.0 + MARGIN_S
+    # Cut off at the deadline, not when the model answers 8 s later (the margin absorbs a loaded machine).
+    assert 0.9 <= elapsed <= 1.0 + 3 * MARGIN_S
     assert len(kit.server.requests) == 1  # no retry once the time is up
 
 
