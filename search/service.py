@@ -144,19 +144,19 @@ def _rankings(
     rankings: list[tuple[list[int], float]] = []
     matched: dict[int, set[str]] = {}
     for index, (text, weight) in enumerate(zip(texts, weights, strict=True)):
+        reuse = index == 0 and first_hits is not None
+        vector = vectors[index].tolist() if "semantic" in signals and not reuse else None
+        query = tsquery(text, common, fallback=index == 0) if "keyword" in signals else None
+        # both rankings of one text in one statement (the question's meaning ranking was read already)
+        semantic, keyword = queries.hybrid_hits(session, vector, query, source_ids, RETRIEVE)
         if "semantic" in signals:
-            if index == 0 and first_hits is not None:
-                hits = first_hits
-            else:
-                hits = queries.semantic_hits(session, vectors[index].tolist(), source_ids, RETRIEVE)
-            hits = masked.semantic(hits, vectors[index])
+            hits = masked.semantic(first_hits if reuse and first_hits is not None else semantic, vectors[index])
             ranking = best_first((h.table_id, h.score) for h in hits)
             rankings.append((ranking, weight))
             for table_id in ranking[:RETRIEVE]:
                 matched.setdefault(table_id, set()).add("semantic")
-        query = tsquery(text, common, fallback=index == 0)
-        if "keyword" in signals and query:
-            words_hits = masked.keyword(queries.keyword_hits(session, query, source_ids, RETRIEVE), query)
+        if query:
+            words_hits = masked.keyword(keyword, query)
             ranking = best_first((h.table_id, h.score) for h in words_hits)
             rankings.append((ranking, weight))
             for table_id in ranking:
