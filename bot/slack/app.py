@@ -276,12 +276,13 @@ class SlackInbound:
 
 
 def _embedder(settings: Settings) -> Callable[[str], list[float]]:
-    """Embeds an approved example's question for retrieval, with the model turns use (loaded on first use)."""
+    """Embeds an approved example's question for retrieval, with the encoder searches use (the same vector space;
+    loaded on first use)."""
 
     def embed(text: str) -> list[float]:
-        from search.encoders import shared_embedder
+        from search.encoders import embedder_for
 
-        return [float(v) for v in shared_embedder(settings.embedding_model).embed([text])[0]]
+        return [float(v) for v in embedder_for(settings).embed([text])[0]]
 
     return embed
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bot.delivery import deliver_answer
@@ -27,6 +28,7 @@ from core.store.database import Store
 from core.store.models import VerifiedExample
 from core.store.repositories import directory
 from core.store.repositories import turns as turn_repo
+from search.encoders import embedder_for
 from tests.fakes.slack_server import TEAM_ID, FakeSlack, SlackMessage, block_problems
 from tests.support import isolated_settings
 from tests.workers.turns.worker_support import wait_until
@@ -194,7 +196,9 @@ def test_the_askers_thumbs_up_reaches_the_admins_and_an_admin_approves_it(app: A
     approved = app.example(question)
     assert approved.reviewed_by == f"slack:{ADMIN}"  # as `tablescout examples approve --user slack:ID` records it
     assert approved.reviewed_at is not None
-    assert approved.embedding is not None  # retrievable for similar questions
+    assert approved.embedding is not None  # retrievable for similar questions, in the vector space searches use
+    searched = embedder_for(app.settings).embed([question])[0]
+    assert float(np.dot(np.asarray(approved.embedding), searched)) > 0.999
     wait_until(lambda: not buttons(app.slack.message(review.channel, review.ts)), 20, "the decided message")
     decided = app.slack.message(review.channel, review.ts)
     assert f"Approved by <@{ADMIN}>" in decided.block_text
