@@ -137,25 +137,42 @@ def _rankings(
     first_hits: list[queries.Hit] | None,
     common: set[str],
     masked: MaskedHits,
+    phrases_from: int,
 ) -> tuple[list[tuple[list[int], float]], dict[int, set[str]]]:
     """Per-table rankings by meaning and by words for the question, each extra term and each phrase of the
     question, weighted by `weights`; hits on tables with columns masked for the reader are scored on what the
-    reader sees (`search.masked_hits`)."""
+    reader sees (`search.masked_hits`). Texts from `phrases_from` on are the question's phrases: searched by words
+    over the whole index, by meaning only among the tables the other rankings found (a phrase's meaning orders
+    what the question found; searching the whole index for it costs a vector search each)."""
     rankings: list[tuple[list[int], float]] = []
     matched: dict[int, set[str]] = {}
-    for index, (text, weight) in enumerate(zip(texts, weights, strict=True)):
+    keyword_found: dict[int, tuple[str, list[queries.Hit]]] = {}
+    semantic_found: dict[int, list[queries.Hit]] = {}
+    for index, text in enumerate(texts):
         reuse = index == 0 and first_hits is not None
-        vector = vectors[index].tolist() if "semantic" in signals and not reuse else None
+        whole = "semantic" in signals and index < phrases_from and not reuse
+        vector = vectors[index].tolist() if whole else None
         query = tsquery(text, common, fallback=index == 0) if "keyword" in signals else None
         # both rankings of one text in one statement (the question's meaning ranking was read already)
         semantic, keyword = queries.hybrid_hits(session, vector, query, source_ids, RETRIEVE)
+        semantic_found[index] = first_hits if reuse and first_hits is not None else semantic
+        if query:
+            keyword_found[index] = (query, keyword)
+    if "semantic" in signals and len(texts) > phrases_from:
+        found = {h.table_id for hits in semantic_found.values() for h in hits}
+        found |= {h.table_id for _, hits in keyword_found.values() for h in hits}
+        among = queries.semantic_among(session, [v.tolist() for v in vectors[phrases_from:]], sorted(found))
+        for offset, hits in enumerate(among):
+            semantic_found[phrases_from + offset] = hits[:RETRIEVE]
+    for index, weight in enumerate(weights):
         if "semantic" in signals:
-            hits = masked.semantic(first_hits if reuse and first_hits is not None else semantic, vectors[index])
+            hits = masked.semantic(semantic_found[index], vectors[index])
             ranking = best_first((h.table_id, h.score) for h in hits)
             rankings.append((ranking, weight))
             for table_id in ranking[:RETRIEVE]:
                 matched.setdefault(table_id, set()).add("semantic")
-        if query:
+        if index in keyword_found:
+            query, keyword = keyword_found[index]
             words_hits = masked.keyword(keyword, query)
             ranking = best_first((h.table_id, h.score) for h in words_hits)
             rankings.append((ranking, weight))
@@ -194,7 +211,7 @@ def search_tables(
     names = {c.source_id: c.name for c in choices}
     masked = MaskedHits(session, principal, names, encoders.embedder)
     rankings, matched = _rankings(
-        session, texts, weights, source_ids, request.signals, vectors, first_hits, common, masked
+        session, texts, weights, source_ids, request.signals, vectors, first_hits, common, masked, 1 + len(terms)
     )
     note_texts: dict[int, list[str]] = {}
     if "note" in request.signals:

@@ -139,6 +139,22 @@ def test_hybrid_hits_are_both_rankings_in_one_statement(session: Session, catalo
     assert queries.hybrid_hits(session, None, None, sources, 8) == ([], [])
 
 
+def test_semantic_among_ranks_only_the_given_tables_for_each_vector_in_one_statement(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    first, second = _unit(catalog["rng"]), _unit(catalog["rng"])
+    everything = brute_force(catalog, first, catalog["sources"])
+    given = sorted(t for t, _ in everything[::3])  # a third of the tables, from both sources
+    with statements(session) as sent:
+        among = queries.semantic_among(session, [first, second], given)
+    assert len(sent) == 1
+    for vector, hits in zip((first, second), among, strict=True):
+        expected = [(t, round(score, 4)) for t, score in brute_force(catalog, vector, catalog["sources"]) if t in given]
+        assert [(h.table_id, round(h.score, 4)) for h in hits] == expected
+        assert all(h.source_id == catalog["owner"][h.table_id] for h in hits)
+    assert queries.semantic_among(session, [first], []) == [[]]
+
+
 def test_keyword_hits_leave_out_invisible_tables_and_other_sources(session: Session, catalog: dict[str, Any]) -> None:
     first = catalog["sources"][0]
     hits = queries.keyword_hits(session, "payment", [first], 50)

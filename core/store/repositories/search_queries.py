@@ -174,6 +174,28 @@ def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[in
     return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
 
 
+def semantic_among(session: Session, vectors: Sequence[list[float]], table_ids: Sequence[int]) -> list[list[Hit]]:
+    """For each vector, the given tables by their nearest chunk, best first: an exact scan over those tables'
+    chunks only (read by the table_id index), one statement for all the vectors."""
+    if not vectors or not table_ids:
+        return [[] for _ in vectors]
+    parts = []
+    for index, vector in enumerate(vectors):
+        distance = SearchChunk.embedding.cosine_distance(vector) + literal(0.0)
+        parts.append(
+            select(literal(index).label("part"), SearchChunk.table_id, func.min(distance), SearchChunk.source_id)
+            .where(SearchChunk.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
+            .where(SearchChunk.embedding.is_not(None))
+            .group_by(SearchChunk.table_id, SearchChunk.source_id)
+        )
+    found: list[list[Hit]] = [[] for _ in vectors]
+    for part, table_id, value, source_id in session.execute(union_all(*parts)).all():
+        found[int(part)].append(Hit(table_id, 1.0 - float(value), source_id))
+    for hits in found:
+        hits.sort(key=lambda h: (-h.score, h.table_id))
+    return found
+
+
 def _keyword_statement(query: str, source_ids: Sequence[int], limit: int) -> Any:
     tsquery = func.to_tsquery("simple", query)
     rank = func.ts_rank_cd(SearchChunk.tsv, tsquery, 1)
