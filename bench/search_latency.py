@@ -344,26 +344,48 @@ def build_vector_index(store: Any, ddl: str) -> dict[str, Any]:
     return {"chunks": chunks, "seconds": round(seconds, 1), "max_parallel_maintenance_workers": workers}
 
 
+#: The question's decomposition, join expansion and value matching off: search as it ranked before them.
+BEFORE_SIGNALS = {"decompose": False, "expand_joins": False, "values": False}
+
+
+#: Each measured mode: key, how it reads in the results, pinned or not, switches of the search request.
+MODES: tuple[tuple[str, str, bool, dict[str, bool]], ...] = (
+    ("unpinned", "unpinned", False, {}),
+    ("pinned", "pinned to one database", True, {}),
+    ("unpinned_signals_off", "unpinned, decomposition, join expansion and value matching off", False, BEFORE_SIGNALS),
+    ("pinned_signals_off", "pinned, decomposition, join expansion and value matching off", True, BEFORE_SIGNALS),
+    ("unpinned_no_decomposition", "unpinned, decomposition off", False, {"decompose": False}),
+    ("unpinned_no_join_expansion", "unpinned, join expansion off", False, {"expand_joins": False}),
+    ("unpinned_no_values", "unpinned, value matching off", False, {"values": False}),
+)
+
+
+def modes_for(pin: str) -> list[tuple[str, list[str], dict[str, bool]]]:
+    return [(key, [pin] if pinned else [], switches) for key, _, pinned, switches in MODES]
+
+
 def measure(
     store: Any, encoders: Encoders, timed: TimedEmbedder, spider: list[str], pin: str
 ) -> tuple[dict[str, Any], float]:
     statements = Statements()
-    total: dict[str, list[float]] = {"unpinned": [], "pinned": []}
-    embedding: dict[str, list[float]] = {"unpinned": [], "pinned": []}
-    sent: dict[str, list[int]] = {"unpinned": [], "pinned": []}
+    modes = {name: (pins, signals) for name, pins, signals in modes_for(pin)}
+    total: dict[str, list[float]] = {mode: [] for mode in modes}
+    embedding: dict[str, list[float]] = {mode: [] for mode in modes}
+    sent: dict[str, list[int]] = {mode: [] for mode in modes}
     for question in spider[:10]:  # warm-up: first calls pay for lazy initialisation
         with store.transaction() as session:
             search_tables(session, Principal.for_operator(), SearchRequest(question), encoders, None)
     search_rss = 0.0
     for question in spider:
-        for mode, pins in (("unpinned", []), ("pinned", [pin])):
+        for mode, (pins, signals) in modes.items():  # interleaved: every mode sees the same load
             timed.seconds = 0.0
+            request = SearchRequest(question, databases=pins)
+            for switch, on in signals.items():
+                setattr(request, switch, on)
             with statements.counted():
                 started = time.perf_counter()
                 with store.transaction() as session:
-                    search_tables(
-                        session, Principal.for_operator(), SearchRequest(question, databases=pins), encoders, None
-                    )
+                    search_tables(session, Principal.for_operator(), request, encoders, None)
                 total[mode].append((time.perf_counter() - started) * 1000)
             embedding[mode].append(timed.seconds * 1000)
             sent[mode].append(statements.count)
@@ -538,7 +560,9 @@ def render(result: dict[str, Any]) -> str:
         "|---|---|---|",
         f"| tables / databases / chunks | {result['tables']:,} / {result['databases']} / {result['chunks']:,} | |",
     ]
-    for mode, name in (("unpinned", "unpinned"), ("pinned", "pinned to one database")):
+    for mode, name, _, _ in MODES:
+        if mode not in lat:
+            continue
         row = lat[mode]
         p50 = "" if big else f"≤ {target['p50_ms']}"
         lines += [
