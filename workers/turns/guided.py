@@ -233,8 +233,6 @@ def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
     return chosen
 
 
-
-
 # --- SQL ---------------------------------------------------------------------------------------------------------
 
 
