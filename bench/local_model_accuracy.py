@@ -40,12 +40,13 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 import openai  # noqa: E402
 import sqlglot  # noqa: E402
+from bench_data import GOLD, SPIDER, copy_spider  # noqa: E402
 from sqlglot import exp  # noqa: E402
 
-from bench.bench_data import GOLD, SPIDER, copy_spider  # noqa: E402
 from catalog.analysis import AnalysisOptions  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
 from catalog.sample_erp import build_sqlite  # noqa: E402
