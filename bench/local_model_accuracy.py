@@ -395,6 +395,7 @@ class Attempt:
     database: str | None = None
     step: str = ""  # for a wrong answer: selection, sql, repair, ambiguity (or no_sql)
     sql: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)  # guided: the tables the SQL call was shown (database.table)
 
 
 def _last_good(sql: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -438,6 +439,7 @@ def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
             for r in result["sql"]
         ],
     )
+    attempt.tables = [str(t) for t in guided.get("tables", [])]
     if not correct:
         attempt.step = _failing_step(item, attempt, last, guided)
     return attempt
@@ -560,11 +562,74 @@ def spider_installation(work: Path) -> tuple[Settings, dict[str, Path]]:
     return _installation(home, paths), paths
 
 
+# --- verified examples (issue: feedback that teaches verified queries) ------------------------------------------
+
+
+def example_half(index: int) -> bool:
+    """Spider dev questions whose gold SQL is approved as a verified example: the upper half of the same hash that
+    chooses the evaluated questions (which are the lowest hashes, so never among them)."""
+    return _hash(index) >= "8"
+
+
+def approve_spider_examples(store: Store, settings: Settings, items: Sequence[Item]) -> list[int]:
+    """Approve the gold SQL of the example half as verified examples (none with an evaluated question's text);
+    the ids, to delete after the run."""
+    from core.store.repositories import catalog as catalog_repo
+    from core.store.repositories import feedback as feedback_repo
+    from core.store.repositories import sources as source_repo
+    from search.encoders import embedder_for
+
+    dev = json.loads((SPIDER / ".." / "dev.json").resolve().read_text())
+    evaluated = {" ".join(i.text.lower().split()) for i in items if i.set == "spider"}
+    chosen: list[tuple[str, str, str, list[str]]] = []
+    with store.transaction() as session:
+        for index, item in enumerate(dev):
+            if not example_half(index) or " ".join(item["question"].lower().split()) in evaluated:
+                continue
+            source = source_repo.by_name(session, item["db_id"])
+            if source is None:
+                continue
+            try:
+                tree = sqlglot.parse_one(item["query"], read="sqlite")
+            except sqlglot.errors.SqlglotError:
+                continue
+            names = {t.name.lower(): t.name for t in catalog_repo.tables_of(session, source.id)}
+            read = list(dict.fromkeys(t.name.lower() for t in tree.find_all(exp.Table)))
+            if read and all(t in names for t in read):
+                chosen.append((item["question"], source.name, item["query"], [names[t] for t in read]))
+    vectors = embedder_for(settings).embed([question for question, _, _, _ in chosen])
+    ids = []
+    with store.transaction() as session:
+        for (question, database, sql, tables), vector in zip(chosen, vectors, strict=True):
+            example = feedback_repo.add_example(
+                session,
+                turn_id=None,
+                question=question,
+                database=database,
+                sql=sql,
+                tables=tables,
+                platform="slack",
+                user_id="bench",
+            )
+            feedback_repo.review_example(session, example, "approved", "bench", {"embedding": vector.tolist()})
+            ids.append(example.id)
+    return ids
+
+
+def delete_examples(store: Store, ids: Sequence[int]) -> None:
+    from core.store.repositories import feedback as feedback_repo
+
+    with store.transaction() as session:
+        for example_id in ids:
+            feedback_repo.delete_example(session, example_id)
+
+
 # --- run and report ----------------------------------------------------------------------------------------------
 
-SYSTEMS = ("guided", "loop", "schema")
+SYSTEMS = ("guided", "examples", "loop", "schema")
 LABELS = {
     "guided": "guided path (one search → compact schema → one SQL, bounded repair)",
+    "examples": "guided path with verified examples (Spider only: the gold SQL of the other hash half approved)",
     "loop": "tool loop (search → cards → SQL rounds)",
     "schema": "whole schema in one prompt, one SQL",
 }
@@ -603,7 +668,7 @@ def _groups(items: list[Item]) -> list[tuple[str, list[Item]]]:
 
 def write_results(meta: dict[str, Any], items: list[Item], results: dict[str, dict[tuple[str, int], Attempt]]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = f"{NAME}_{meta['size']}"
+    name = meta.get("results") or f"{NAME}_{meta['size']}"
     tables: dict[str, dict[str, Any]] = {}
     for group, members in _groups(items):
         for system in SYSTEMS:
@@ -677,6 +742,7 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=300.0, help="Turn deadline in seconds.")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every usable core).")
     parser.add_argument("--work", type=Path, default=None, help="Keep the installations here (reused when present).")
+    parser.add_argument("--results", default=None, help="Results file name without extension (default by size).")
     args = parser.parse_args()
     begun = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ts-local-bench-") as tmp:
@@ -718,6 +784,7 @@ def run_all(
         "threads": args.threads or available_cores(),
         "cpus": available_cores(),
         "deadline_s": args.deadline,
+        "results": args.results,
         "started": time.strftime("%Y-%m-%d %H:%M"),
         "erp_questions": sum(i.set == "erp" for i in items),
         "spider_questions": sum(i.set == "spider" for i in items),
@@ -731,16 +798,26 @@ def run_all(
     # prompt beginning at a time, so one system runs through a set before the next).
     order = [(s, i) for group in ("erp", "spider") for s in systems if s != "loop" for i in items if i.set == group]
     order += [(s, i) for s in systems if s == "loop" for i in items]
+    order = [(s, i) for s, i in order if s != "examples" or i.set == "spider"]
+    approved: list[int] = []
     try:
         for system, item in order:
             settings, paths = installations[item.set]
+            if system == "examples" and not approved:
+                approved = approve_spider_examples(stores["spider"], settings, items)
+                meta["examples_approved"] = len(approved)
+                print(f"{len(approved)} verified examples approved from the other hash half", flush=True)
+            elif system != "examples" and approved:
+                delete_examples(stores["spider"], approved)
+                approved = []
             if system == "schema":
                 attempt = schema_attempt(client, schemas, paths, item)
             else:
                 key = (system, item.set)
                 if key not in sessions:
+                    path = "guided" if system == "examples" else system
                     config = endpoint.settings_for(settings).model_copy(
-                        update={"turn_deadline_s": args.deadline, "turn_path": system}
+                        update={"turn_deadline_s": args.deadline, "turn_path": path}
                     )
                     sessions[key] = ConsoleSession(config, stores[item.set])
                 attempt = turn_attempt(sessions[key], item)
@@ -753,6 +830,8 @@ def run_all(
             partial = sum(len(r) for r in results.values()) < len(order)
             write_results(meta | {"elapsed_min": (time.monotonic() - begun) / 60, "partial": partial}, items, results)
     finally:
+        if approved:
+            delete_examples(stores["spider"], approved)
         client.close()
         for store in stores.values():
             store.close()

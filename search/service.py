@@ -24,7 +24,7 @@ from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.decomposition import Part, decompose, phrases
 from search.encoders import Embedder, Reranker
-from search.examples import examples_for
+from search.examples import ExampleHit, examples_for
 from search.fusion import best_first, reciprocal_rank_fusion
 from search.join_expansion import expand
 from search.limits import MAX_K as MAX_K
@@ -83,6 +83,7 @@ class SearchResult:
     candidates: list[Candidate] = field(default_factory=list)
     denied_tables: list[str] = field(default_factory=list)
     parts: list[Part] = field(default_factory=list)  # what the question mentions (`search.decomposition`)
+    examples: list[ExampleHit] = field(default_factory=list)  # approved examples near the question, nearest first
 
 
 @dataclass
@@ -298,7 +299,7 @@ def search_tables(
     if len({c.database for c in candidates}) > 1:
         for candidate in candidates:
             candidate.marked_database = True
-    return SearchResult(searched, candidates, denied, parts)
+    return SearchResult(searched, candidates, denied, parts, example_hits)
 
 
 class _ViewerCards:

@@ -1,8 +1,8 @@
 """The compact schema a small model writes its one SQL statement from (the guided path, `workers.turns.guided`).
 
 Only the chosen tables, in the form such models were trained on: one `CREATE TABLE` statement per table with its
-keys, its code meanings and columns to watch as comments, the joins between the chosen tables, a few example rows,
-and where search found the question's values. Everything comes from the card as the reader may see it
+keys and its references to the other chosen tables, its code meanings and columns to watch as comments, a few
+example rows, and where search found the question's values. Everything comes from the card as the reader may see it
 (`core.card_view`: hidden columns are not there, masked columns carry no values), and the example rows are read
 through the permission-checked SQL service (`workers.sql.service`), without the masked columns, so row filters
 apply to them as to any other SQL of the user's.
@@ -92,43 +92,59 @@ def _column_line(column: dict[str, Any], primary: Sequence[str], references: dic
     return line + (" -- " + "; ".join(notes) if notes else "")
 
 
-def create_table(table: SchemaTable, chosen: Sequence[str]) -> str:
-    """`CREATE TABLE` with the table's keys, and the declared references to other chosen tables."""
+def _references(table: SchemaTable, chosen: Sequence[SchemaTable]) -> list[tuple[list[str], str, list[str]]]:
+    """(columns, chosen table, its columns) for each link from `table` to another chosen table, once each: declared
+    foreign keys first, then the joins analysis found, written from the referring side only (a join from the
+    table's own primary key to a column of the other that is not its key is the other table's reference)."""
+    by_name = {t.name.upper(): t for t in chosen}
+    primary = [str(c) for c in table.card.get("primary_key") or []]
+    found: list[tuple[list[str], str, list[str]]] = []
+    seen: set[tuple[str, ...]] = set()
+    links = [
+        (fk.get("columns") or [], str(fk.get("references", "")), fk.get("ref_columns") or [])
+        for fk in table.card.get("foreign_keys") or []
+    ]
+    links += [
+        (j.get("from_columns") or [], str(j.get("to", "")), j.get("to_columns") or [])
+        for j in table.card.get("joins") or []
+    ]
+    for columns, target, target_columns in links:
+        other = by_name.get(target.rpartition(".")[2].upper())
+        if other is None or other.name.upper() == table.name.upper() or len(columns) != len(target_columns):
+            continue
+        other_primary = [str(c) for c in other.card.get("primary_key") or []]
+        if [str(c) for c in columns] == primary and [str(c) for c in target_columns] != other_primary:
+            continue  # the other table refers to this one's key
+        key = tuple(str(c).upper() for c in columns)
+        if not columns or key in seen:
+            continue
+        seen.add(key)
+        found.append(([str(c) for c in columns], other.name, [str(c) for c in target_columns]))
+    return found
+
+
+def create_table(table: SchemaTable, chosen: Sequence[SchemaTable]) -> str:
+    """`CREATE TABLE` with the table's keys and its references to the other chosen tables, in the form of the DDL
+    such models were trained on (no separate join lines: those invite joins the question does not need)."""
     card = table.card
     primary = [str(c) for c in card.get("primary_key") or []]
-    wanted = {name.upper() for name in chosen}
-    references: dict[str, str] = {}
-    for fk in card.get("foreign_keys") or []:
-        target = str(fk.get("references", "")).rpartition(".")[2]
-        if target.upper() in wanted and len(fk.get("columns", [])) == 1:
-            references[fk["columns"][0]] = f"{_quoted(target)}({_quoted(str(fk['ref_columns'][0]))})"
+    inline: dict[str, str] = {}
+    compound: list[str] = []
+    for own, target, target_columns in _references(table, chosen):
+        if len(own) == 1:
+            inline.setdefault(own[0], f"{_quoted(target)}({_quoted(target_columns[0])})")
+        else:
+            compound.append(
+                f"  FOREIGN KEY ({', '.join(_quoted(c) for c in own)}) REFERENCES {_quoted(target)}"
+                f"({', '.join(_quoted(c) for c in target_columns)})"
+            )
     columns = _shown_columns(table)
-    lines = [_column_line(c, primary, references) for c in columns]
+    lines = [_column_line(c, primary, inline) for c in columns]
     if len(primary) > 1:
         lines.append(f"  PRIMARY KEY ({', '.join(_quoted(c) for c in primary)})")
+    lines += compound
     body = ",\n".join(lines)
     return f"CREATE TABLE {_quoted(table.name)} (\n{body}\n);"
-
-
-def join_lines(tables: Sequence[SchemaTable]) -> list[str]:
-    """The declared and inferred joins between chosen tables, once each."""
-    wanted = {t.name.upper(): t.name for t in tables}
-    seen: set[frozenset[frozenset[str]]] = set()
-    lines = []
-    for table in tables:
-        for join in table.card.get("joins") or []:
-            target = str(join.get("to", "")).rpartition(".")[2]
-            if target.upper() not in wanted or target.upper() == table.name.upper():
-                continue
-            pairs = [
-                f"{table.name}.{a} = {wanted[target.upper()]}.{b}"
-                for a, b in zip(join.get("from_columns", []), join.get("to_columns", []), strict=False)
-            ]
-            key = frozenset(frozenset(p.split(" = ")) for p in pairs)
-            if pairs and key not in seen:
-                seen.add(key)
-                lines.append("-- join: " + " AND ".join(pairs))
-    return lines
 
 
 def _cell(value: Any) -> str:
@@ -166,17 +182,13 @@ def example_rows(context: ToolContext, source: Source, table: SchemaTable) -> li
 
 def render(context: ToolContext, source: Source, tables: Sequence[SchemaTable], *, examples: bool = True) -> str:
     """The compact schema of `tables` (all of `source`) as the SQL prompt shows it."""
-    names = [t.name for t in tables]
     parts = []
     for table in tables:
-        block = [create_table(table, names)]
+        block = [create_table(table, tables)]
         rows = example_rows(context, source, table) if examples else []
         if rows:
             block.append(f"/* {len(rows) - 1} example rows of {table.name}:\n" + "\n".join(rows) + "\n*/")
         parts.append("\n".join(block))
-    joins = join_lines(tables)
-    if joins:
-        parts.append("\n".join(joins))
     found = [
         f"-- the question's {v['value']!r} is a value of {t.name}.{v['column']}" for t in tables for v in t.values[:3]
     ]

@@ -19,7 +19,7 @@ from core.errors import TablescoutError
 from core.permissions import PLATFORMS, Principal, resolve_principal
 from core.settings import Settings
 from core.store.database import Store
-from core.store.models import Conversation, Round, Turn
+from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
 from search.service import Encoders
@@ -41,6 +41,7 @@ from workers.turns.guided import OutOfTime, answer_guided, uses_guided
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
+from workers.turns.rounds import add_round, count_reply
 
 log = logging.getLogger(__name__)
 
@@ -179,36 +180,18 @@ def _round(
 ) -> ModelReply:
     started = turn_repo.now()
     reply = runner.screen(_call_model(env, run, runner, progress))  # storable text and arguments from here on
-    run.rounds += 1
-    run.input_tokens += reply.usage.input_tokens
-    run.output_tokens += reply.usage.output_tokens
-    if reply.text.strip():
-        run.last_text = reply.text
+    count_reply(run, reply)
     with env.store.transaction() as session:
         run.context.session = session
-        if run.next_ordinal is None:
-            run.next_ordinal = turn_repo.next_round_ordinal(session, run.turn_id)
         # The round is inserted with the reply's figures in one statement, flushed only when its tool calls need
         # its id; a round without tool calls is inserted finished, at commit.
-        row = Round(
-            turn_id=run.turn_id,
-            ordinal=run.next_ordinal,
-            model=env.provider.label,
-            started_at=started,
-            stop_reason=reply.stop_reason,
-            text=reply.text or None,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            finished_at=None if reply.tool_calls else turn_repo.now(),
-        )
-        session.add(row)
+        row = add_round(session, run, env.provider.label, started, reply, finished=not reply.tool_calls)
         results: list[ToolResult] = []
         if reply.tool_calls:
             session.flush()
             for position, call in enumerate(reply.tool_calls, start=1):
                 results.append(runner.run(run.context, row.id, position, call, progress, step))
             row.finished_at = turn_repo.now()
-    run.next_ordinal += 1
     run.messages.append(Message(role="assistant", text=reply.text, tool_calls=reply.tool_calls))
     if results:
         run.messages.append(Message(role="user", tool_results=tuple(results)))

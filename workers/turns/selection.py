@@ -18,6 +18,7 @@ from typing import Any
 
 from core.store.repositories import search_queries as queries
 from search.candidates import Candidate
+from search.examples import ExampleHit
 from search.service import SearchResult
 from workers.models.types import ModelReply, ToolSpec
 from workers.tools.base import ToolContext, ToolInputError, queryable_source, viewer_card, visible_table
@@ -33,11 +34,19 @@ PICK_AT_MOST = 4
 #: between them) are few and the next candidate is below the share, they are taken without a model call.
 LEAD_RATIO = 0.9
 LEADING_AT_MOST = 3
+LEADING_AT_LEAST = 2
 #: A selection of one table gains up to this many tables it has declared keys with (a question about owners
 #: "who own no dogs" needs the dogs too, and search ranks only the table the question names).
 NEIGHBOURS = 2
+#: A table the best candidate refers to by a declared key, scoring at least this share of it, is shown first: the
+#: header before its lines ("the total order amount" is the orders table's, not the sum of its lines).
+HEADER_RATIO = 0.95
 #: The best candidates of two databases within this share of each other tie.
 TIE_RATIO = 0.97
+#: Words with which a question asks for a log or history table rather than the live table it records.
+HISTORY_WORDS = frozenset({"log", "history", "historical", "change", "changed", "audit", "trail", "event"})
+#: Roles of tables that hold part of a live table's data or its history (`catalog.table_card.ROLE_PHRASES`).
+PART_ROLES = frozenset({"partition", "log"})
 #: Characters of a database summary in the question that asks which database the user means.
 SUMMARY_CHARS = 120
 PICK_COLUMNS = 8
@@ -53,6 +62,7 @@ class Selection:
     ambiguous: list[tuple[str, str]] = field(default_factory=list)  # (database, summary) the user chooses between
     denied: list[str] = field(default_factory=list)
     schema: str = ""
+    examples: list[ExampleHit] = field(default_factory=list)  # approved examples on `database`, nearest first
 
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -77,6 +87,34 @@ def _live_or_asked(context: ToolContext, candidate: Candidate) -> bool:
     return candidate.copy_of is None or mentions(context.user_texts, candidate.table, candidate.role)
 
 
+def _says(said: set[str], word: str) -> bool:
+    """`word` (of a table name) is among the question's words, or begins one of them ("ship" in "shipments")."""
+    return word in said or (len(word) >= 4 and any(w.startswith(word) for w in said))
+
+
+def _part_asked(question: str, candidate: Candidate, live_words: set[str]) -> bool:
+    """Whether the question asks for this partition or log table itself: it names the table, a history word for a
+    log, or a word of the table's name that no live candidate's name has and that is not its period (a partition
+    `SALES_2023` for "sales in 2023", not for "orders in 2023"; a log `SHIP_HIST` for "shipments", while
+    `ORD_CHG_LOG` is not asked for by "orders", which name `ORD_MST` too)."""
+    said = name_words(question)
+    if candidate.table.lower() in question.lower():
+        return True
+    if candidate.role == "log" and said & HISTORY_WORDS:
+        return True
+    own = {w for w in name_words(candidate.table) if not w.isdigit()} - live_words
+    return any(_says(said, w) for w in own)
+
+
+def live_first(question: str, candidates: Sequence[Candidate]) -> list[Candidate]:
+    """`candidates` without the partitions and logs the question does not ask for, as long as a live table (or
+    view) remains: those hold part of the data or its history, and a small model shown both takes the wrong one or
+    joins them. Rank order is kept."""
+    live_words = {w for c in candidates if c.role not in PART_ROLES for w in name_words(c.table)}
+    kept = [c for c in candidates if c.role not in PART_ROLES or _part_asked(question, c, live_words)]
+    return kept if any(c.role not in PART_ROLES for c in kept) else list(candidates)
+
+
 def choose(context: ToolContext, question: str, result: SearchResult, prior: Selection | None = None) -> Selection:
     """The selection for `question` from `result`; with `prior` (a re-search after an empty result) the earlier
     tables of the same database stay in, after the new ones."""
@@ -93,15 +131,17 @@ def choose(context: ToolContext, question: str, result: SearchResult, prior: Sel
         first, second = by_database[order[0]][0], by_database[order[1]][0]
         if second.score >= TIE_RATIO * first.score and _same_entity(first.table, second.table):
             return Selection(ambiguous=_summaries(context, order[:2]), denied=list(result.denied_tables))
-    chosen = by_database[database]
+    chosen = live_first(question, by_database[database])
     source = queryable_source(context, database)
     tables = _schema_tables(context, source, chosen)
     selection = Selection(database=source.name, engine=source.engine, denied=list(result.denied_tables))
+    selection.examples = [e for e in result.examples if e.database == source.name]
     if prior is not None and prior.database == source.name:
         known = {t.name for t in tables}
         tables = [*tables[:DIRECT_TABLES], *[t for t in prior.tables if t.name not in known]][:DIRECT_TABLES]
         selection.tables = tables
         return selection
+    tables = headers_first(tables, {c.table: c.score for c in chosen})
     selection.candidates = [c for c in chosen if c.table in {t.name for t in tables}]
     if len(tables) == 1:
         tables += _neighbours(context, source, tables[0])
@@ -118,10 +158,27 @@ def choose(context: ToolContext, question: str, result: SearchResult, prior: Sel
     return selection
 
 
+def headers_first(tables: Sequence[SchemaTable], scores: dict[str, float]) -> list[SchemaTable]:
+    """`tables` with the one the first table refers to by a declared key moved before it, when that one scores
+    within `HEADER_RATIO` of the first: of a header and its lines that tie, the header holds the question's subject
+    and its totals, and a small model writes from the table shown first."""
+    if len(tables) < 2:
+        return list(tables)
+    first = tables[0]
+    targets = {str(fk.get("references", "")).rpartition(".")[2].upper() for fk in first.card.get("foreign_keys") or []}
+    top = scores.get(first.name, 0.0)
+    for index, table in enumerate(tables[1:DIRECT_TABLES], start=1):
+        if table.name.upper() in targets and scores.get(table.name, 0.0) >= HEADER_RATIO * top:
+            return [table, *tables[:index], *tables[index + 1 :]]
+    return list(tables)
+
+
 def _leading(candidates: Sequence[Candidate]) -> set[str] | None:
-    """The leading candidates and the join tables between them, when they stand clearly ahead; else None."""
+    """The leading candidates (at least the two best found by the question's own words) and the join tables
+    between them, when they stand clearly ahead; else None."""
     best = candidates[0].score
-    lead = [c for c in candidates if "join" not in c.matched_by and c.score >= LEAD_RATIO * best]
+    found = [c for c in candidates if "join" not in c.matched_by]
+    lead = [c for i, c in enumerate(found) if i < LEADING_AT_LEAST or c.score >= LEAD_RATIO * best]
     names = {c.table for c in lead}
     if len(names) > LEADING_AT_MOST:
         return None
@@ -232,4 +289,5 @@ def picked_tables(selection: Selection, reply: ModelReply) -> Selection:
         tables=[offered[name] for name in kept],
         candidates=[c for c in selection.candidates if c.table in kept],
         denied=selection.denied,
+        examples=selection.examples,
     )

