@@ -742,6 +742,9 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=300.0, help="Turn deadline in seconds.")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every usable core).")
     parser.add_argument("--work", type=Path, default=None, help="Keep the installations here (reused when present).")
+    parser.add_argument(
+        "--loop-limit", type=int, default=None, help="The loop on only the first N questions of each set (slowest)."
+    )
     parser.add_argument("--results", default=None, help="Results file name without extension (default by size).")
     args = parser.parse_args()
     begun = time.monotonic()
@@ -797,7 +800,8 @@ def run_all(
     # schema, so a run cut short still compares them on the same questions (the server's prompt cache holds one
     # prompt beginning at a time, so one system runs through a set before the next).
     order = [(s, i) for group in ("erp", "spider") for s in systems if s != "loop" for i in items if i.set == group]
-    order += [(s, i) for s in systems if s == "loop" for i in items]
+    loop_items = [i for group in ("erp", "spider") for i in [i for i in items if i.set == group][: args.loop_limit]]
+    order += [(s, i) for s in systems if s == "loop" for i in loop_items]
     order = [(s, i) for s, i in order if s != "examples" or i.set == "spider"]
     approved: list[int] = []
     try:

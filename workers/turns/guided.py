@@ -67,6 +67,7 @@ When asked for SQL: write one SQL query that answers the question from the table
   that has it. Join only on the REFERENCES shown.
 - Select only what the question asks for; add DISTINCT or LIMIT only when the question asks for it
   ("which ... the most" is ORDER BY ... DESC LIMIT 1).
+- Filter only on the conditions the question states: no extra conditions on status or flag columns.
 - Count, sum and average in SQL.
 - "Not ... any", "without" and "no ..." are NOT IN (SELECT ...) or EXCEPT, not a join with !=.
 - Where a column lists codes, compare it with the code, not its meaning."""

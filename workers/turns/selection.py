@@ -34,7 +34,6 @@ PICK_AT_MOST = 4
 #: between them) are few and the next candidate is below the share, they are taken without a model call.
 LEAD_RATIO = 0.9
 LEADING_AT_MOST = 3
-LEADING_AT_LEAST = 2
 #: A selection of one table gains up to this many tables it has declared keys with (a question about owners
 #: "who own no dogs" needs the dogs too, and search ranks only the table the question names).
 NEIGHBOURS = 2
@@ -174,11 +173,9 @@ def headers_first(tables: Sequence[SchemaTable], scores: dict[str, float]) -> li
 
 
 def _leading(candidates: Sequence[Candidate]) -> set[str] | None:
-    """The leading candidates (at least the two best found by the question's own words) and the join tables
-    between them, when they stand clearly ahead; else None."""
+    """The leading candidates and the join tables between them, when they stand clearly ahead; else None."""
     best = candidates[0].score
-    found = [c for c in candidates if "join" not in c.matched_by]
-    lead = [c for i, c in enumerate(found) if i < LEADING_AT_LEAST or c.score >= LEAD_RATIO * best]
+    lead = [c for c in candidates if "join" not in c.matched_by and c.score >= LEAD_RATIO * best]
     names = {c.table for c in lead}
     if len(names) > LEADING_AT_MOST:
         return None
