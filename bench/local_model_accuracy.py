@@ -686,7 +686,8 @@ def write_results(meta: dict[str, Any], items: list[Item], results: dict[str, di
         "# Local model: answer accuracy, guided path vs. tool loop vs. the whole schema in one prompt",
         "",
         f"Model {meta['model']} (Q4_K_M GGUF, llama.cpp via xllamacpp, {meta['threads']} CPU threads, "
-        f"{meta['cpus']} cores, on a machine shared with other work), one local model server for every system. "
+        f"{meta['cpus']} cores; {meta.get('note') or 'a machine shared with other work'}), one local model server for "
+        "every system. "
         f"Sample ERP: {meta['erp_questions']} questions on the erp and billing databases (both registered, nothing "
         f"pinned). Spider dev: {meta['spider_questions']} questions chosen by a fixed hash of their index, all "
         f"{meta['spider_databases']} databases with files registered in one installation, nothing pinned; the "
@@ -745,6 +746,7 @@ def main() -> None:
     parser.add_argument(
         "--loop-limit", type=int, default=None, help="The loop on only the first N questions of each set (slowest)."
     )
+    parser.add_argument("--note", default="", help="What else the machine was doing (for the results).")
     parser.add_argument("--results", default=None, help="Results file name without extension (default by size).")
     args = parser.parse_args()
     begun = time.monotonic()
@@ -788,6 +790,7 @@ def run_all(
         "cpus": available_cores(),
         "deadline_s": args.deadline,
         "results": args.results,
+        "note": args.note,
         "started": time.strftime("%Y-%m-%d %H:%M"),
         "erp_questions": sum(i.set == "erp" for i in items),
         "spider_questions": sum(i.set == "spider" for i in items),

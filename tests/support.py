@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from search.encoders import Embedder
 
 REPO = Path(__file__).resolve().parent.parent
 SPIDER = REPO.parent / "shared" / "bench" / "spider" / "database"
@@ -52,3 +58,12 @@ def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subpro
         timeout=120,
         check=False,
     )
+
+
+@functools.cache
+def default_embedder() -> Embedder:
+    """The encoder an installation uses by default (`embedding_encoder`: the int8 MiniLM on ONNX Runtime), made once
+    per test process, so fixtures index and search with the vectors the product's workers compute."""
+    from search.encoders import embedder_for
+
+    return embedder_for(Settings(home=Path(tempfile.mkdtemp(prefix="ts-test-encoder-"))))

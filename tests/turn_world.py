@@ -22,11 +22,11 @@ from core.store.embedded import EmbeddedServer
 from core.store.models import Note, Turn
 from core.store.repositories import directory
 from core.store.repositories import turns as turn_repo
-from search.encoders import BiEncoderReranker, shared_embedder
+from search.encoders import BiEncoderReranker
 from search.service import Encoders
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.fakes.model_server import FakeAnthropicServer, FakeModelServer
-from tests.support import MARIADB_SERVER, isolated_settings
+from tests.support import MARIADB_SERVER, default_embedder, isolated_settings
 from workers.catalog_refresh import refresh_source
 from workers.models.registry import provider_from_settings
 from workers.turns.engine import TurnEnvironment, TurnOutcome, run_turn
@@ -139,7 +139,7 @@ def turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFa
     config.write_text(config.read_text() + ROLES)
     assert installation.settings.database_url is not None
     installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
     for name in ("erp", "billing"):
         report = refresh_source(installation.settings, installation.store, name, AnalysisOptions(), embedder=embedder)
         assert report.analysis.error is None
@@ -172,7 +172,7 @@ def mariadb_turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.Te
     config.write_text(config.read_text() + ROLES.replace("      - database: billing\n", ""))
     assert installation.settings.database_url is not None
     installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
     report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions(), embedder=embedder)
     assert report.analysis.error is None
     with installation.store.transaction() as session:

@@ -16,12 +16,12 @@ from core.store.embedded import EmbeddedServer
 from core.store.models import AnswerFeedback, Conversation, Turn
 from core.store.repositories import directory, search_queries
 from core.store.repositories import feedback as feedback_repo
-from search.encoders import BiEncoderReranker, shared_embedder
+from search.encoders import BiEncoderReranker
 from search.examples import examples_for
 from search.service import Encoders, SearchRequest, search_tables
 from tests.cli.conftest import Cli
 from tests.conftest import create_scratch_database
-from tests.support import SAMPLE_ROLES, isolated_settings
+from tests.support import SAMPLE_ROLES, default_embedder, isolated_settings
 from workers.turns.first_input import database_list, verified_examples
 
 ROLES = SAMPLE_ROLES.replace(
@@ -119,7 +119,7 @@ def test_an_approved_example_is_retrieved_for_a_similar_question_only_for_users_
     for row in listed(cli, "--status", "proposed"):
         assert cli("examples", "approve", str(row["id"])).returncode == 0
     config = isolated_settings(cli.home)
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
 
     def found(principal: Principal, question: str) -> list[str]:
         vector = embedder.embed([question])[0].tolist()

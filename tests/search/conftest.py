@@ -21,12 +21,12 @@ from core.store.models import Note, NoteTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import directory
 from core.store.repositories import sources as source_repo
-from search.encoders import BiEncoderReranker, shared_embedder
+from search.encoders import BiEncoderReranker
 from search.indexing import index_note
 from search.service import Encoders, SearchRequest, SearchResult, search_tables
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.support import SAMPLE_ROLES as ROLES
-from tests.support import SPIDER, isolated_settings
+from tests.support import SPIDER, default_embedder, isolated_settings
 from workers.catalog_refresh import refresh_source
 
 
@@ -86,7 +86,7 @@ def world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
     config.write_text(config.read_text() + ROLES)
     assert installation.settings.database_url is not None
     installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
     for name in ("erp", "billing", "plm", "concerts"):
         report = refresh_source(installation.settings, installation.store, name, AnalysisOptions(), embedder=embedder)
         assert report.analysis.error is None

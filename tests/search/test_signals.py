@@ -16,12 +16,12 @@ from core.store.embedded import EmbeddedServer
 from core.store.models import JoinCandidate
 from core.store.repositories import directory
 from search.decomposition import decompose, phrases
-from search.encoders import BiEncoderReranker, shared_embedder
+from search.encoders import BiEncoderReranker
 from search.join_expansion import named_column
 from search.service import Encoders, SearchResult
 from tests.catalog.analysis_support import new_installation
 from tests.search.conftest import World
-from tests.support import isolated_settings
+from tests.support import default_embedder, isolated_settings
 from workers.catalog_refresh import refresh_source
 
 ROLES = """\
@@ -73,7 +73,7 @@ def clinic(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactor
     config.write_text(config.read_text() + ROLES)
     assert installation.settings.database_url is not None
     installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
     report = refresh_source(installation.settings, installation.store, "clinic", AnalysisOptions(), embedder=embedder)
     assert report.analysis.error is None
     now = datetime.now(UTC)

@@ -69,9 +69,17 @@ class AnthropicProvider:
         )
 
     def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        timeout_s: float,
+        temperature: float | None = None,
     ) -> ModelReply:
-        """One Messages API call (with the SDK's retries) that ends within `timeout_s`."""
+        """One Messages API call (with the SDK's retries) that ends within `timeout_s`. The Messages API of the
+        installed SDK takes no sampling temperature, so `temperature` is not sent (the guided path that asks for one
+        is for small local models)."""
         request_messages = [_message_param(message) for message in messages]
         system_blocks: list[TextBlockParam] = (
             [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}] if system else []

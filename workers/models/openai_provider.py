@@ -93,11 +93,18 @@ class OpenAIProvider:
         )
 
     def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        timeout_s: float,
+        temperature: float | None = None,
     ) -> ModelReply:
         """One chat completion (with the SDK's retries) that ends within `timeout_s`."""
+        sampling = openai.omit if temperature is None else temperature
         if self.tools_mode == "json":
-            return self._complete_json(system, messages, tools, timeout_s=timeout_s)
+            return self._complete_json(system, messages, tools, timeout_s=timeout_s, temperature=sampling)
         request_messages = _native_messages(system, messages)
         tool_params: list[ChatCompletionFunctionToolParam] = [
             {
@@ -110,6 +117,7 @@ class OpenAIProvider:
             timeout_s,
             messages=request_messages,
             tools=tool_params if tool_params else openai.omit,
+            temperature=sampling,
         )
         choice = _first_choice(response)
         text = choice.message.content or ""
@@ -126,7 +134,7 @@ class OpenAIProvider:
         )
 
     def _complete_json(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float, temperature: Any
     ) -> ModelReply:
         instructions = json_replies.reply_instructions(tools, tools_first=self.tools_first)
         full_system = f"{system}\n\n{instructions}" if system else instructions
@@ -141,7 +149,10 @@ class OpenAIProvider:
             },
         }
         response = self._create(
-            timeout_s, messages=_json_mode_messages(full_system, messages), response_format=response_format
+            timeout_s,
+            messages=_json_mode_messages(full_system, messages),
+            response_format=response_format,
+            temperature=temperature,
         )
         choice = _first_choice(response)
         try:

@@ -75,9 +75,16 @@ class ModelProvider(Protocol):
     small_model: bool
 
     def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        timeout_s: float,
+        temperature: float | None = None,
     ) -> ModelReply:
-        """One model call. Never retries beyond the SDK's own retries; never runs past `timeout_s` in total."""
+        """One model call. Never retries beyond the SDK's own retries; never runs past `timeout_s` in total.
+        `temperature` replaces the service's own sampling temperature for this call (None: the service's)."""
         ...
 
 

@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 SEARCH_K = 10
 #: Below this many seconds left, another model call is not started.
 MIN_MODEL_S = 2.0
+#: The sampling temperature of the first call of each step (choosing tables, writing SQL): the model's most likely
+#: reply. A repair call keeps the service's own sampling, so that it tries another statement, not the same again.
+FIRST_TEMPERATURE = 0.0
 #: A question of at most this many words that follows an earlier one in the thread ("and in 2023?") is searched
 #: as one text with the earlier question, and the SQL call sees both.
 FOLLOW_UP_WORDS = 8
@@ -226,7 +229,8 @@ def _load_schema(guided: _Guided, selection: Selection) -> None:
 
 def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
     spec = pick_spec(selection)
-    reply = _call(guided, SYSTEM, [Message(role="user", text=pick_prompt(question, selection))], spec)
+    prompt = [Message(role="user", text=pick_prompt(question, selection))]
+    reply = _call(guided, SYSTEM, prompt, spec, FIRST_TEMPERATURE)
     with guided.env.store.transaction() as session:
         guided.context.session = session
         _record_round(guided, reply, None)
@@ -277,7 +281,7 @@ def _write_and_run(
     guided.progress("Writing SQL…")
     earlier = str(guided.trace.get("earlier") or "")
     messages = repair or [Message(role="user", text=_sql_prompt(question, selection, hint, earlier))]
-    reply = _call(guided, SYSTEM, messages, SQL_SPEC)
+    reply = _call(guided, SYSTEM, messages, SQL_SPEC, None if repair else FIRST_TEMPERATURE)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
         sql = _sql_in_text(reply.text)
@@ -341,13 +345,15 @@ def _filter_values(sql: str, engine: str) -> list[str]:
 # --- model calls and recording ---------------------------------------------------------------------------------
 
 
-def _call(guided: _Guided, system: str, messages: list[Message], spec: ToolSpec) -> ModelReply:
+def _call(
+    guided: _Guided, system: str, messages: list[Message], spec: ToolSpec, temperature: float | None
+) -> ModelReply:
     run = guided.run
     remaining = run.deadline - time.monotonic()
     if remaining < MIN_MODEL_S:
         raise _OutOfTime()
     guided.trace.setdefault("started", []).append(turn_repo.now())
-    reply = guided.env.provider.complete(system, messages, [spec], timeout_s=remaining)
+    reply = guided.env.provider.complete(system, messages, [spec], timeout_s=remaining, temperature=temperature)
     guided.model_calls += 1
     count_reply(run, reply)
     return reply

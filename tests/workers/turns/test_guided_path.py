@@ -15,11 +15,11 @@ from catalog.analysis import AnalysisOptions
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import turns as turn_repo
-from search.encoders import BiEncoderReranker, shared_embedder
+from search.encoders import BiEncoderReranker
 from search.service import Encoders
 from tests.catalog.analysis_support import new_installation
 from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
-from tests.support import isolated_settings
+from tests.support import default_embedder, isolated_settings
 from tests.turn_world import TurnWorld
 from tests.workers.turns.mask_world import MaskWorld, canaries, mask_world
 from workers.catalog_refresh import refresh_source
@@ -115,6 +115,9 @@ def test_an_sql_error_gets_one_repair_call_with_the_error_and_the_names_to_use(
     assert "run_sql" in repair.tool_errors
     assert "ORDER_DATE" in repair.tool_results["run_sql"]
     assert "Columns of ORD_MST" in repair.tool_results["run_sql"]  # run_sql's hint: the names to use
+    # the first SQL call takes the model's most likely reply; the repair keeps the service's sampling to try another
+    assert fake_openai.requests[-2].raw["temperature"] == 0.0
+    assert "temperature" not in fake_openai.requests[-1].raw
     assert str(turn_world.erp_scalar(ORDERS_2024)) in stored["answer"]
 
 
@@ -220,7 +223,7 @@ def two_singer_databases(store_server: EmbeddedServer, tmp_path_factory: pytest.
         installation.add(name, f"sqlite:///{folder / name}.sqlite")
     assert installation.settings.database_url is not None
     installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
     for name in ("concerts", "charts"):
         report = refresh_source(installation.settings, installation.store, name, AnalysisOptions(), embedder=embedder)
         assert report.analysis.error is None
