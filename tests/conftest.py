@@ -27,18 +27,6 @@ for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:
     del os.environ[_name]
 
 
-def _long_seconds(item: pytest.Item) -> float:
-    marker = item.get_closest_marker("runs_long")
-    return float(marker.kwargs.get("seconds", 60)) if marker is not None else 0.0
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules marked `runs_long` first, the longest first (the tests of a module keep their order): with
-    `--dist loadfile` the test processes take whole files in collection order, so a file of several minutes
-    started last would end the run alone."""
-    items.sort(key=lambda item: -_long_seconds(item))
-
-
 @pytest.fixture(scope="session")
 def store_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """The embedded PostgreSQL 16 + pgvector the tests share (the same code path as the product default)."""

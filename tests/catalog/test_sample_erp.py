@@ -28,8 +28,6 @@ MARIADB_SERVER = "mysql+pymysql://root@127.0.0.1:3306/"
 POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 STALE_COPIES = {"ORD_MST_BAK": "ORD_MST", "ORD_MST_202312": "ORD_MST", "CUST_MST_TMP": "CUST_MST"}
 
-pytestmark = pytest.mark.runs_long(seconds=110)
-
 
 def sqlite_url(path: Path) -> URL:
     return URL.create("sqlite", database=str(path))

@@ -17,7 +17,7 @@ from tests.conftest import create_scratch_database
 from tests.deploy.tooling import DEPLOY, clean_env, run_command
 from tests.support import MARIADB_SERVER
 
-pytestmark = [pytest.mark.mariadb, pytest.mark.runs_long(seconds=60)]
+pytestmark = pytest.mark.mariadb
 
 SCRIPT = DEPLOY / "sample" / "load_sample.py"
 

@@ -23,7 +23,7 @@ from tests.turn_world import TurnWorld
 from tests.workers.turns.worker_support import Worker, enqueue, running_worker, wait_until, worker_environment
 from workers.turn_sweep import sweep_turns
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.runs_long(seconds=150)]
+pytestmark = pytest.mark.timeout(300)
 
 CHANNEL = "C_SWEEP"
 _threads = itertools.count(1)

@@ -17,7 +17,7 @@ from tests.turn_world import TurnWorld
 from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
 from tests.workers.turns.worker_support import enqueue, flush_broker, running_worker, wait_until, worker_environment
 
-pytestmark = [pytest.mark.timeout(400), pytest.mark.runs_long(seconds=240)]
+pytestmark = pytest.mark.timeout(400)
 
 
 def _finished(world: TurnWorld, turn_id: int) -> bool:

