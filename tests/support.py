@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,4 +68,6 @@ def default_embedder() -> Embedder:
     per test process, so fixtures index and search with the vectors the product's workers compute."""
     from search.encoders import embedder_for
 
-    return embedder_for(Settings(home=Path(tempfile.mkdtemp(prefix="ts-test-encoder-"))))
+    home = Path(tempfile.mkdtemp(prefix="ts-test-encoder-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)  # the verified model copy (23 MB) goes with the process
+    return embedder_for(Settings(home=home))
