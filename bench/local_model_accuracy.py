@@ -466,9 +466,12 @@ def _failing_step(item: Item, attempt: Attempt, last: dict[str, Any] | None, gui
     return "sql"
 
 
-def schema_attempt(client: openai.OpenAI, schemas: dict[str, str], paths: dict[str, Path], item: Item) -> Attempt:
-    """The model given a whole schema in one prompt (ERP: both sample databases; Spider: the question's own)."""
-    databases = ["erp", "billing"] if item.set == "erp" else [item.database]
+def schema_attempt(
+    client: openai.OpenAI, schemas: dict[str, str], paths: dict[str, Path], item: Item, every: bool = False
+) -> Attempt:
+    """The model given a whole schema in one prompt (ERP: both sample databases; Spider: the question's own, or with
+    `every` the schemas of all registered databases, in name order, among which the model chooses)."""
+    databases = ["erp", "billing"] if item.set == "erp" else (sorted(paths) if every else [item.database])
     schema = "\n\n".join(schemas[d] for d in databases)
     answer_schema = json.loads(json.dumps(BASELINE_SCHEMA))
     answer_schema["properties"]["database"]["enum"] = databases
@@ -626,12 +629,16 @@ def delete_examples(store: Store, ids: Sequence[int]) -> None:
 
 # --- run and report ----------------------------------------------------------------------------------------------
 
-SYSTEMS = ("guided", "examples", "loop", "schema")
+SYSTEMS = ("guided", "examples", "loop", "schema", "allschema")
 LABELS = {
     "guided": "guided path (one search → compact schema → one SQL, bounded repair)",
     "examples": "guided path with verified examples (Spider only: the gold SQL of the other hash half approved)",
     "loop": "tool loop (search → cards → SQL rounds)",
     "schema": "whole schema in one prompt, one SQL",
+    "allschema": (
+        "Spider only: the schemas of all registered databases in one prompt, the model chooses the database, one SQL "
+        "(the server's prompt cache keeps the schemas after the first question)"
+    ),
 }
 
 
@@ -692,7 +699,8 @@ def write_results(meta: dict[str, Any], items: list[Item], results: dict[str, di
         f"pinned). Spider dev: {meta['spider_questions']} questions chosen by a fixed hash of their index, all "
         f"{meta['spider_databases']} databases with files registered in one installation, nothing pinned; the "
         "hash also splits them into a tuning half and a held-out half. The whole-schema prompt gets both ERP "
-        "databases, and for Spider the schema of the question's own database (it is told the database). Turn "
+        "databases, and for Spider the schema of the question's own database (it is told the database); allschema "
+        "gets every Spider schema. Turn "
         f"deadline {meta['deadline_s']:.0f} s. Run {meta['started']}, {meta['elapsed_min']:.0f} min"
         + (" (partial: see the counts)." if meta.get("partial") else "."),
         "",
@@ -738,7 +746,7 @@ def main() -> None:
     parser.add_argument("--size", choices=sorted(local_gguf.SOURCES), default=local_gguf.DEFAULT_SIZE)
     parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="Only the first N ERP questions.")
     parser.add_argument("--spider", type=int, default=24, help="Spider dev questions (fixed hash); 0: none.")
-    parser.add_argument("--systems", default=",".join(SYSTEMS), help="Among guided, loop, schema; run in this order.")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"Among {', '.join(SYSTEMS)}; in this order.")
     parser.add_argument("--sets", default="erp,spider")
     parser.add_argument("--deadline", type=float, default=300.0, help="Turn deadline in seconds.")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every usable core).")
@@ -805,7 +813,7 @@ def run_all(
     order = [(s, i) for group in ("erp", "spider") for s in systems if s != "loop" for i in items if i.set == group]
     loop_items = [i for group in ("erp", "spider") for i in [i for i in items if i.set == group][: args.loop_limit]]
     order += [(s, i) for s in systems if s == "loop" for i in loop_items]
-    order = [(s, i) for s, i in order if s != "examples" or i.set == "spider"]
+    order = [(s, i) for s, i in order if s not in ("examples", "allschema") or i.set == "spider"]
     approved: list[int] = []
     try:
         for system, item in order:
@@ -817,8 +825,8 @@ def run_all(
             elif system != "examples" and approved:
                 delete_examples(stores["spider"], approved)
                 approved = []
-            if system == "schema":
-                attempt = schema_attempt(client, schemas, paths, item)
+            if system in ("schema", "allschema"):
+                attempt = schema_attempt(client, schemas, paths, item, every=system == "allschema")
             else:
                 key = (system, item.set)
                 if key not in sessions:
