@@ -159,8 +159,10 @@ def test_terms_are_searched_and_fused(world: World) -> None:
 
 
 def test_candidates_carry_what_the_model_needs(world: World) -> None:
-    found = world.search("order status codes", databases=["erp"], k=3).candidates
-    orders = next(c for c in found if c.table == "ORD_MST")  # this test is about the fields; ranking is tested above
+    # this test is about a candidate's fields; where tables rank is the ranking tests' concern
+    found = {c.table: c for c in world.search("order status codes", databases=["erp"], k=3).candidates}
+    assert "ORD_MST" in found, sorted(found)
+    orders = found["ORD_MST"]
     assert orders.engine is not None
     assert orders.engine.startswith("sqlite")
     assert "STATUS_CODE" in orders.codes
