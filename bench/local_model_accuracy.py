@@ -396,6 +396,7 @@ class Attempt:
     step: str = ""  # for a wrong answer: selection, sql, repair, ambiguity (or no_sql)
     sql: list[dict[str, Any]] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)  # guided: the tables the SQL call was shown (database.table)
+    pruned: str = ""  # guided: the model's statement, where a join that multiplied a sum was taken out of it
 
 
 def _last_good(sql: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -440,6 +441,7 @@ def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
         ],
     )
     attempt.tables = [str(t) for t in guided.get("tables", [])]
+    attempt.pruned = str(guided.get("pruned") or "")
     if not correct:
         attempt.step = _failing_step(item, attempt, last, guided)
     return attempt
@@ -657,6 +659,8 @@ def summary(attempts: list[Attempt]) -> dict[str, Any]:
         "seconds_per_turn_mean": round(statistics.mean(seconds), 1),
         "seconds_per_turn_median": round(statistics.median(seconds), 1),
         "failing_steps": {s: sum(a.step == s for a in wrong) for s in sorted({a.step for a in wrong})},
+        "joins_taken_out": sum(bool(a.pruned) for a in attempts),
+        "joins_taken_out_correct": sum(bool(a.pruned) and a.correct for a in attempts),
         "statuses": {s: sum(a.status == s for a in attempts) for s in sorted({a.status for a in attempts})},
     }
 
@@ -723,6 +727,15 @@ def write_results(meta: dict[str, Any], items: list[Item], results: dict[str, di
                 f"{f['seconds_per_turn_mean']} / "
                 f"{f['seconds_per_turn_median']} | {steps} |"
             )
+    taken = [
+        f"{group} {system}: {f['joins_taken_out']} ({f['joins_taken_out_correct']} of them correct)"
+        for group, systems in tables.items()
+        for system, f in systems.items()
+        if f.get("joins_taken_out")
+    ]
+    if taken:
+        lines += ["", "Joins taken out of the model's statement before it ran (`workers.turns.join_pruning`): "]
+        lines[-1] += "; ".join(taken) + "."
     lines += ["", "Systems: " + "; ".join(f"{k}: {v}" for k, v in LABELS.items()) + ".", ""]
     lines += [
         "| set | # | half | question | " + " | ".join(SYSTEMS) + " |",
@@ -736,7 +749,7 @@ def write_results(meta: dict[str, Any], items: list[Item], results: dict[str, di
                 cells.append("")
                 continue
             mark = "✓" if a["correct"] else f"✗ {a['step']}"
-            cells.append(f"{mark} {a['seconds']}s")
+            cells.append(f"{mark} {a['seconds']}s" + (" (join out)" if a.get("pruned") else ""))
         lines.append(f"| {row['set']} | {row['id']} | {row['half']} | {row['question']} | {' | '.join(cells)} |")
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
 

@@ -7,7 +7,9 @@ runs as a fixed sequence instead of the agentic loop:
    the same permission filters and copy rule as everywhere), the candidates of the best database with the join
    tables connecting them, and at most one short constrained call in which the model picks among them (skipped when
    the candidates are few or the scores leave no doubt: `workers.turns.selection`).
-2. **One SQL call** on the compact schema of just those tables (`workers.turns.compact_schema`).
+2. **One SQL call** on the compact schema of just those tables (`workers.turns.compact_schema`); a join the
+   statement does not use and the question does not ask for is taken out before it runs
+   (`workers.turns.join_pruning`).
 3. **Bounded repair**: on an error, one more call with the error and run_sql's hints; on an empty result, one
    re-search with the values the SQL filtered on as extra terms, and one more SQL call; then an honest answer.
 4. When the best candidates of two databases tie on the same entity, the answer asks the user which one they mean,
@@ -39,8 +41,9 @@ from workers.tools.sql_tool import SQL_TOOL
 from workers.tools.toolbox import StepCallback, ToolRunner
 from workers.turns import compact_schema
 from workers.turns.answers import json_value
+from workers.turns.join_pruning import Shown, without_unneeded_joins
 from workers.turns.rounds import add_round, count_reply
-from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables
+from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
 
 if TYPE_CHECKING:
     from workers.turns.engine import TurnEnvironment, _Run
@@ -124,7 +127,7 @@ def answer_guided(
     """Answer the turn's question on the guided path: the answer, and what the path did (for the turn's result)."""
     guided = _Guided(env, run, progress, step)
     answer = _answer(guided, _question(run))
-    shown = {k: v for k, v in guided.trace.items() if k in ("tables", "databases", "repaired")}
+    shown = {k: v for k, v in guided.trace.items() if k in ("tables", "databases", "repaired", "pruned")}
     return answer, {"step": answer.step, "model_calls": guided.model_calls} | shown
 
 
@@ -235,6 +238,8 @@ def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
         guided.context.session = session
         _record_round(guided, reply, None)
         chosen = picked_tables(selection, reply)
+        source = queryable_source(guided.context, chosen.database)
+        chosen.tables = with_neighbours(guided.context, source, chosen.tables)
         _load_schema(guided, chosen)
     return chosen
 
@@ -285,6 +290,11 @@ def _write_and_run(
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
         sql = _sql_in_text(reply.text)
+    if sql.strip():
+        pruned = without_unneeded_joins(sql, dialect_for(selection.engine), f"{earlier} {question}", _shown(selection))
+        if pruned != sql:
+            guided.trace["pruned"] = sql
+            sql = pruned
     call = ToolCallRequest(id=f"guided-{guided.model_calls}", name="run_sql", arguments={"sql": sql})
     guided.trace.setdefault("messages", {})["sql"] = messages
     guided.trace["last_call"] = call
@@ -299,6 +309,16 @@ def _write_and_run(
         result = _record_round(guided, reply, ToolCallRequest(id=call.id, name="run_sql", arguments=arguments))
     guided.trace["last_result"] = result
     return guided.context.sql_runs[-1] if guided.context.sql_runs else None
+
+
+def _shown(selection: Selection) -> dict[str, Shown]:
+    """The tables of the SQL call, for leaving out joins the question does not need."""
+    shown = {}
+    for table in selection.tables:
+        columns = [str(c["name"]) for c in table.card.get("columns", []) if isinstance(c, dict) and c.get("name")]
+        key = [str(c) for c in table.card.get("primary_key") or []]
+        shown[table.name.upper()] = Shown(frozenset(c.lower() for c in columns), frozenset(k.lower() for k in key))
+    return shown
 
 
 def _repair_messages(guided: _Guided) -> list[Message]:

@@ -5,8 +5,9 @@
   best candidates of two databases tie (scores within `TIE_RATIO`) on the same entity (the same table name, or one
   name's words among the other's), and the question names neither, the choice is the user's: `ambiguous`.
 - The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
-  `DIRECT_TABLES` go to the SQL call as they are (one alone with its neighbours by declared keys); more are narrowed
-  by one constrained model call (`pick_spec`) unless the leading candidates stand clearly ahead (`LEAD_RATIO`).
+  `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
+  unless the leading candidates stand clearly ahead (`LEAD_RATIO`). A selection that comes down to one table gains
+  its neighbours by declared keys (`with_neighbours`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ PICK_AT_MOST = 4
 #: between them) are few and the next candidate is below the share, they are taken without a model call.
 LEAD_RATIO = 0.9
 LEADING_AT_MOST = 3
+#: Signals by which search finds a table for the question itself (`search.candidates`), beside a join.
+DIRECT_SIGNALS = frozenset({"keyword", "value", "note", "example"})
 #: A selection of one table gains up to this many tables it has declared keys with (a question about owners
 #: "who own no dogs" needs the dogs too, and search ranks only the table the question names).
 NEIGHBOURS = 2
@@ -86,7 +89,7 @@ def _live_or_asked(context: ToolContext, candidate: Candidate) -> bool:
     return candidate.copy_of is None or mentions(context.user_texts, candidate.table, candidate.role)
 
 
-def _says(said: set[str], word: str) -> bool:
+def says(said: set[str], word: str) -> bool:
     """`word` (of a table name) is among the question's words, or begins one of them ("ship" in "shipments")."""
     return word in said or (len(word) >= 4 and any(w.startswith(word) for w in said))
 
@@ -102,7 +105,7 @@ def _part_asked(question: str, candidate: Candidate, live_words: set[str]) -> bo
     if candidate.role == "log" and said & HISTORY_WORDS:
         return True
     own = {w for w in name_words(candidate.table) if not w.isdigit()} - live_words
-    return any(_says(said, w) for w in own)
+    return any(says(said, w) for w in own)
 
 
 def live_first(question: str, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -142,14 +145,13 @@ def choose(context: ToolContext, question: str, result: SearchResult, prior: Sel
         return selection
     tables = headers_first(tables, {c.table: c.score for c in chosen})
     selection.candidates = [c for c in chosen if c.table in {t.name for t in tables}]
-    if len(tables) == 1:
-        tables += _neighbours(context, source, tables[0])
+    tables = with_neighbours(context, source, tables)
     if len(tables) <= DIRECT_TABLES:
         selection.tables = tables
         return selection
-    leading = _leading(selection.candidates)
+    leading = _leading(selection.candidates, tables)
     if leading is not None:
-        selection.tables = [t for t in tables if t.name in leading]
+        selection.tables = with_neighbours(context, source, [t for t in tables if t.name in leading])
         return selection
     selection.tables = tables[:PICK_FROM]
     selection.candidates = selection.candidates[:PICK_FROM]
@@ -172,17 +174,47 @@ def headers_first(tables: Sequence[SchemaTable], scores: dict[str, float]) -> li
     return list(tables)
 
 
-def _leading(candidates: Sequence[Candidate]) -> set[str] | None:
-    """The leading candidates and the join tables between them, when they stand clearly ahead; else None."""
+def joined_only(candidate: Candidate) -> bool:
+    """Search found `candidate` only as a join between others, not by the question's words or values (its own
+    semantic score is what any table gets). A table the question's words found and that also joins others is not."""
+    return "join" in candidate.matched_by and not DIRECT_SIGNALS & set(candidate.matched_by)
+
+
+def _leading(candidates: Sequence[Candidate], tables: Sequence[SchemaTable]) -> set[str] | None:
+    """The leading candidates and the join tables between them (where those do not join each other directly), when
+    they stand clearly ahead; else None."""
     best = candidates[0].score
-    lead = [c for c in candidates if "join" not in c.matched_by and c.score >= LEAD_RATIO * best]
+    lead = [c for c in candidates if not joined_only(c) and c.score >= LEAD_RATIO * best]
     names = {c.table for c in lead}
     if len(names) > LEADING_AT_MOST:
         return None
+    cards = {t.name: t.card for t in tables}
     for c in candidates:
-        if len(c.through) >= 2 and set(c.through) <= names:
+        if len(c.through) >= 2 and set(c.through) <= names and not _joined_directly(cards, c.through):
             names.add(c.table)
     return names
+
+
+def _key_targets(card: dict[str, Any]) -> set[str]:
+    """The tables a card's table has declared keys with, either way, in upper case."""
+    targets = {str(fk.get("references", "")).rpartition(".")[2] for fk in card.get("foreign_keys") or []}
+    targets |= {str(name).rpartition(".")[2] for name in card.get("referenced_by") or []}
+    return {t.upper() for t in targets if t}
+
+
+def _joined_directly(cards: dict[str, dict[str, Any]], names: Sequence[str]) -> bool:
+    """Every two of `names` have a declared key between them: a table joining them adds nothing."""
+    targets = {name: _key_targets(cards.get(name) or {}) for name in names}
+    return all(b.upper() in targets[a] or a.upper() in targets[b] for i, a in enumerate(names) for b in names[i + 1 :])
+
+
+def with_neighbours(context: ToolContext, source: Any, tables: list[SchemaTable]) -> list[SchemaTable]:
+    """`tables`, and when that is one table, the tables it has declared keys with: however the selection came down
+    to one table (the only candidate, the one leading candidate, or the model's choice), a question about it may
+    need a table it refers to or that refers to it ("owners who own no dogs")."""
+    if len(tables) != 1:
+        return tables
+    return [*tables, *_neighbours(context, source, tables[0])]
 
 
 def _neighbours(context: ToolContext, source: Any, table: SchemaTable) -> list[SchemaTable]:

@@ -12,19 +12,23 @@ from pathlib import Path
 import pytest
 
 from catalog.analysis import AnalysisOptions
+from core.permissions import Principal
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import turns as turn_repo
+from search.candidates import Candidate
 from search.encoders import BiEncoderReranker
-from search.service import Encoders
+from search.service import Encoders, Searched, SearchResult
 from tests.catalog.analysis_support import new_installation
 from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
 from tests.support import default_embedder, isolated_settings
 from tests.turn_world import TurnWorld
 from tests.workers.turns.mask_world import MaskWorld, canaries, mask_world
 from workers.catalog_refresh import refresh_source
+from workers.tools.base import Conversation, ToolContext
 from workers.turns import guided
 from workers.turns.guided import uses_guided
+from workers.turns.selection import Selection, choose
 
 __all__ = ["mask_world"]  # the fixture, used below
 
@@ -133,6 +137,28 @@ def test_a_second_failure_ends_with_an_honest_partial_answer(
     assert stored["status"] == "partial"
     assert stored["answer"].startswith("I could not finish this answer: the SQL failed twice.")
     assert len(fake_openai.requests) <= 3  # at most a choice of tables, the SQL and one repair
+
+
+def test_a_join_that_multiplies_a_sum_is_taken_out_before_the_statement_runs(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    per_line = (
+        "SELECT SUM(T1.TOT_AMT) FROM ORD_MST AS T1 JOIN ORD_DTL_H AS T2 ON T1.ORD_NO = T2.ORD_NO "
+        "WHERE T1.ORD_DT LIKE '2023%'"
+    )
+    fake_openai.script(sql_model(per_line, pick=("ORD_MST", "ORD_DTL_H")))
+    turn_id = turn_world.submit("What was the total order amount in 2023?", thread="guided fan-out")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert "CREATE TABLE ORD_DTL_H (" in fake_openai.requests[-1].exchange.user_text  # the model was shown both
+    assert stored["result"]["guided"]["pruned"] == per_line  # what the model wrote, kept with the turn
+    [run] = stored["result"]["sql"]
+    assert "ORD_DTL_H" not in run["sql"]
+    header_total = turn_world.erp_scalar("SELECT SUM(TOT_AMT) FROM ORD_MST WHERE ORD_DT LIKE '2023%'")
+    assert header_total != turn_world.erp_scalar(per_line)
+    assert run["rows"] == [[header_total]]
+    assert stored["tables_used"] == ["erp.ORD_MST"]
 
 
 def test_an_empty_result_searches_again_with_the_values_it_filtered_on(
@@ -327,3 +353,53 @@ def test_approved_examples_of_the_database_are_worked_examples_for_the_sql_call(
         with store.transaction() as session:
             for example_id in added:
                 feedback_repo.delete_example(session, example_id)
+
+
+def _choose(turn_world: TurnWorld, question: str, found: list[Candidate]) -> Selection:
+    """`selection.choose` on `found` as search's candidates, for the operator, in the turn world's real store."""
+    settings = turn_world.settings
+    with turn_world.installation.store.transaction() as session:
+        context = ToolContext(
+            session=session,
+            settings=settings,
+            principal=Principal.for_operator(),
+            viewer=None,
+            author=("slack", "U_SALES"),
+            conversation=Conversation("slack", "T1", "C1", "1.0", private=False),
+            encoders=turn_world.encoders,
+            pins=[],
+            user_texts=[question],
+        )
+        return choose(context, question, SearchResult(Searched(["erp"], 2), found))
+
+
+def _found(table: str, score: float, *signals: str, through: tuple[str, ...] = ()) -> Candidate:
+    return Candidate("erp", None, table, score, "live", None, "", "sqlite", list(signals), through=list(through))
+
+
+def test_one_leading_table_comes_with_the_tables_it_has_keys_with(turn_world: TurnWorld) -> None:
+    found = [
+        _found("WH_MST", 0.07, "semantic", "keyword", "value"),
+        _found("CUST_MST", 0.05, "semantic", "keyword"),
+        _found("ORD_DTL_H", 0.05, "semantic", "keyword"),
+        _found("RET_DTL", 0.05, "semantic", "keyword"),
+        _found("ORD_MST", 0.04, "semantic", "keyword"),
+    ]
+    selection = _choose(turn_world, "What is the total stock quantity in the Busan Hub warehouse?", found)
+    assert not selection.needs_pick
+    # the stock rows refer to the warehouse by a declared key: the one leading table alone cannot answer
+    assert [t.name for t in selection.tables] == ["WH_MST", "STK_INV"]
+
+
+def test_a_table_the_question_found_that_also_joins_others_can_lead(turn_world: TurnWorld) -> None:
+    found = [
+        _found("ORD_MST", 0.056, "semantic", "keyword", "join", through=("ORD_DTL_H",)),
+        _found("ORD_DTL_H", 0.054, "semantic", "keyword"),
+        _found("PRD_MST", 0.028, "semantic", "join", through=("ORD_DTL_H", "ORD_MST")),
+        _found("RET_DTL", 0.049, "semantic", "keyword", "join", through=("ORD_MST",)),
+        _found("CUST_MST", 0.027, "semantic", "join", through=("ORD_MST",)),
+    ]
+    selection = _choose(turn_world, "How many orders were placed in December 2023?", found)
+    assert not selection.needs_pick
+    # ORD_MST leads (found by the question's words); PRD_MST and CUST_MST were found only as joins
+    assert [t.name for t in selection.tables] == ["ORD_MST", "ORD_DTL_H"]
