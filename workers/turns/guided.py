@@ -55,7 +55,8 @@ SEARCH_K = 10
 #: Below this many seconds left, another model call is not started.
 MIN_MODEL_S = 2.0
 #: The sampling temperature of the first call of each step (choosing tables, writing SQL): the model's most likely
-#: reply. A repair call keeps the service's own sampling, so that it tries another statement, not the same again.
+#: reply. A repair call (after an error, or after an empty result with the re-search's tables) keeps the service's
+#: own sampling, so that it tries another statement, not the same again.
 FIRST_TEMPERATURE = 0.0
 #: A question of at most this many words that follows an earlier one in the thread ("and in 2023?") is searched
 #: as one text with the earlier question, and the SQL call sees both.
@@ -286,7 +287,8 @@ def _write_and_run(
     guided.progress("Writing SQL…")
     earlier = str(guided.trace.get("earlier") or "")
     messages = repair or [Message(role="user", text=_sql_prompt(question, selection, hint, earlier))]
-    reply = _call(guided, SYSTEM, messages, SQL_SPEC, None if repair else FIRST_TEMPERATURE)
+    first = not repair and not hint  # a repair, after an error or an empty result, samples another statement
+    reply = _call(guided, SYSTEM, messages, SQL_SPEC, FIRST_TEMPERATURE if first else None)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
         sql = _sql_in_text(reply.text)

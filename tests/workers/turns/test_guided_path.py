@@ -179,6 +179,9 @@ def test_an_empty_result_searches_again_with_the_values_it_filtered_on(
     assert len(searches) == 2
     assert searches[1]["terms"] == ["Atlantis"]
     assert "An earlier query returned no rows" in fake_openai.requests[-1].exchange.user_text
+    # the retry samples (the service's own temperature), so that it does not write the same statement again
+    assert fake_openai.requests[-2].raw["temperature"] == 0.0
+    assert "temperature" not in fake_openai.requests[-1].raw
 
 
 def test_a_denied_table_never_enters_the_compact_schema(turn_world: TurnWorld, fake_openai: FakeOpenAIServer) -> None:
