@@ -3,6 +3,7 @@ every load, refused (never silently replaced) when a file changed, and close to 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -125,6 +126,37 @@ def test_int8_vectors_are_close_to_the_torch_models(home: Path) -> None:
     # each text has the same nearest neighbour among the others under both
     nearest = [np.argmax(v @ v.T - 2 * np.eye(len(TEXTS)), axis=1).tolist() for v in (int8, reference)]
     assert nearest[0] == nearest[1]
+
+
+def test_unsigned_weights_make_an_entry_that_agrees_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unsigned export, which a CPU without VNNI keeps when the signed one falls short there (cosine 0.979 against
+    0.991 on an AVX2-only EPYC), made on any CPU: it agrees with the torch model and its manifest names it."""
+    monkeypatch.setattr(encoder_onnx, "machine_cache_root", lambda: tmp_path / "machine-cache")
+    monkeypatch.setattr(encoder_onnx, "WEIGHTS", ("u8",))
+    entry = prepare(tmp_path / "u8-home")
+    manifest = json.loads((entry / "manifest.json").read_text())
+    assert manifest["weights"] == "u8"
+    assert manifest["agreement"] >= encoder_onnx.MIN_AGREEMENT
+    unsigned = OnnxEmbedder.from_entry(entry, max_tokens=128).embed(TEXTS)
+    reference = SentenceEmbedder(max_tokens=128).embed(TEXTS)
+    assert float(np.min(np.sum(unsigned * reference, axis=1))) > 0.98
+
+
+def test_an_export_that_agrees_with_no_weights_is_refused_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where neither signed nor unsigned weights agree well enough, the build stops with the figure and what to use
+    instead, and no half-made entry stays behind."""
+    monkeypatch.setattr(encoder_onnx, "machine_cache_root", lambda: tmp_path / "machine-cache")
+    monkeypatch.setattr(encoder_onnx, "MIN_AGREEMENT", 1.001)  # above any cosine: both weight types fall short
+    home = tmp_path / "strict-home"
+    with pytest.raises(ConfigError, match=r"agrees with the float model only to cosine 0\.9\d\d .*'minilm'"):
+        prepare(home)
+    root = encoder_onnx.cache_root(home)
+    assert [p.name for p in root.iterdir() if p.is_dir()] == []
+    assert not (tmp_path / "machine-cache").exists()
 
 
 def test_texts_are_cut_at_the_token_limit(home: Path) -> None:
