@@ -62,7 +62,8 @@ def demo(
             answering = True
             view.note(
                 f"Answering with the local model {local.name} at {endpoint.base_url}, in this process; on a CPU a "
-                f"question takes a minute or more, so only the first example is asked (log: {endpoint.log})."
+                "question takes from a few seconds to a minute, so only the first example is asked "
+                f"(log: {endpoint.log})."
             )
         session = ConsoleSession(config, store)
         if answering and session.in_process and local is None:
