@@ -166,7 +166,7 @@ def headers_first(tables: Sequence[SchemaTable], scores: dict[str, float]) -> li
     if len(tables) < 2:
         return list(tables)
     first = tables[0]
-    targets = {str(fk.get("references", "")).rpartition(".")[2].upper() for fk in first.card.get("foreign_keys") or []}
+    targets = _referenced(first.card)
     top = scores.get(first.name, 0.0)
     for index, table in enumerate(tables[1:DIRECT_TABLES], start=1):
         if table.name.upper() in targets and scores.get(table.name, 0.0) >= HEADER_RATIO * top:
@@ -195,11 +195,16 @@ def _leading(candidates: Sequence[Candidate], tables: Sequence[SchemaTable]) -> 
     return names
 
 
+def _referenced(card: dict[str, Any]) -> set[str]:
+    """The tables a card's table refers to by declared keys, unqualified, in upper case."""
+    names = {str(fk.get("references", "")).rpartition(".")[2] for fk in card.get("foreign_keys") or []}
+    return {n.upper() for n in names if n}
+
+
 def _key_targets(card: dict[str, Any]) -> set[str]:
-    """The tables a card's table has declared keys with, either way, in upper case."""
-    targets = {str(fk.get("references", "")).rpartition(".")[2] for fk in card.get("foreign_keys") or []}
-    targets |= {str(name).rpartition(".")[2] for name in card.get("referenced_by") or []}
-    return {t.upper() for t in targets if t}
+    """The tables a card's table has declared keys with, either way, unqualified, in upper case."""
+    referring = {str(name).rpartition(".")[2].upper() for name in card.get("referenced_by") or []}
+    return _referenced(card) | {n for n in referring if n}
 
 
 def _joined_directly(cards: dict[str, dict[str, Any]], names: Sequence[str]) -> bool:
