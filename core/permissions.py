@@ -174,10 +174,13 @@ class Principal:
             return True
         if not self.may_see(database, table.name, table.schema_name or None):
             return False
-        card = table.card or {}
-        if card.get("kind") != "view":
+        if "card" in table.__dict__ or "card_kind" not in table.__dict__:
+            card = table.card or {}  # loaded (or a table not read from the store): the card itself
+            kind, reads = card.get("kind"), card.get("reads")
+        else:
+            kind, reads = table.card_kind, table.view_reads  # the card left unread; both read with the row
+        if kind != "view":
             return True
-        reads = card.get("reads")
         if not isinstance(reads, list):
             return False
         return all(self.may_see(database, str(name), str(schema) if schema else None) for schema, name in reads)

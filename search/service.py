@@ -261,8 +261,8 @@ def search_tables(
             denied.append(f"{source}.{row.name}")
     scores = dict(fused)
     cards = _ViewerCards(principal, rows, names)
-    queries.load_cards(session, rows, allowed_order[: RERANK_DEPTH + request.k])
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
+        queries.load_cards(session, rows, allowed_order[:RERANK_DEPTH])
         allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
     through: dict[int, list[int]] = {}
     if request.expand_joins:
@@ -282,6 +282,7 @@ def search_tables(
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
     top = take_slots(allowed_order, copies_after, rows, request.k)
+    queries.load_cards(session, rows, top)  # one statement for the shown tables' cards, read only now
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
         build_candidate(

@@ -202,3 +202,35 @@ def test_a_year_given_as_a_term_does_not_rank_tables_named_after_it_first(world:
     # a term with words in it is searched on its own as before
     sales = world.search("What were the sales in 2024?", databases=["erp"], terms=["sales 2024"])
     assert names(sales)[0] == "SALES_2024"
+
+
+def test_a_view_reading_a_hidden_table_is_not_returned(world: World) -> None:
+    """Search reads tables without their cards; whether a view is seen still comes from what it reads."""
+    from core.store.repositories import catalog as catalog_repo
+    from core.store.repositories import sources as source_repo
+
+    def make_view(reads: list[list[str | None]] | None) -> dict[str, object]:
+        with world.installation.store.transaction() as session:
+            source = source_repo.by_name(session, "erp")
+            assert source is not None
+            table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
+            assert table is not None
+            before = dict(table.card or {})
+            table.card = {**before, "kind": "view", "reads": reads} if reads is not None else before
+            return before
+
+    question = "shipment tracking numbers and carriers"
+    assert "SHIP_HIST" in names(world.search(question, user="U_SALES", databases=["erp"], k=8))
+    stored = make_view([[None, "SHIP_HIST"], [None, "EMP_MST"]])
+    try:
+        result = world.search(question, user="U_SALES", databases=["erp"], k=8)
+        assert "SHIP_HIST" not in names(result)
+        assert "erp.SHIP_HIST" in result.denied_tables
+        assert "SHIP_HIST" in names(world.search(question, databases=["erp"], k=8)), "an operator sees every view"
+    finally:
+        with world.installation.store.transaction() as session:
+            source = source_repo.by_name(session, "erp")
+            assert source is not None
+            table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
+            assert table is not None
+            table.card = stored

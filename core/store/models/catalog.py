@@ -19,12 +19,17 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, column_property, mapped_column
 
 from core.store.models.base import Base, created_at_column
 
 EMBEDDING_DIMENSIONS = 384
 TABLE_ROLES = ("live", "backup", "draft", "staging", "snapshot", "partition", "log", "view")
+
+
+def _card_column(attribute: Any) -> Any:
+    """The Column behind a `mapped_column` while its class is being declared (for a column property over it)."""
+    return attribute.column
 
 
 class Source(Base):
@@ -69,6 +74,10 @@ class SourceTable(Base):
     row_count: Mapped[int | None] = mapped_column(BigInteger)
     row_count_exact: Mapped[bool] = mapped_column(default=False, server_default="false")
     card: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # What deciding whether a reader may see the table needs from its card (a view is seen only with every table
+    # it reads), read with the row even when the card itself is left unread (`Principal.may_see_table`).
+    card_kind: Mapped[str | None] = column_property(_card_column(card)["kind"].astext)
+    view_reads: Mapped[Any] = column_property(_card_column(card)["reads"])
     card_text: Mapped[str | None] = mapped_column(Text)
     fingerprint: Mapped[str | None] = mapped_column(String(64))
     facts: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
