@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from core.name_words import NameWords, default_name_words
 from search.query_text import stem
@@ -28,17 +29,30 @@ class Chunk:
     keywords: str
 
 
+#: Each splitter's indexed words per identifier: a catalog repeats its column names across tables (and the head
+#: chunk repeats every column), and splitting a name is most of the time of cutting cards into chunks.
+_TOKEN_WORDS: WeakKeyDictionary[NameWords, dict[str, str]] = WeakKeyDictionary()
+_TOKEN_WORDS_MAX = 200_000  # identifiers remembered per splitter before it starts afresh
+
+
+def _token_words(token: str, names: NameWords) -> str:
+    memo = _TOKEN_WORDS.get(names)
+    if memo is None or len(memo) >= _TOKEN_WORDS_MAX:
+        memo = _TOKEN_WORDS[names] = {}
+    found = memo.get(token)
+    if found is None:
+        split = names.split(token)
+        extra = ({stem(w) for w in split} | set(names.expand(token))) - set(split)
+        found = " ".join([names.identifier_text(token), *sorted(w for e in extra for w in e.split())])
+        memo[token] = found
+    return found
+
+
 def keyword_text(text: str, names: NameWords | None = None) -> str:
     """The text with every identifier followed by its words, their usual expansions and singulars, so `cust`
     and `customer` match CUST_STAT_CD and `invoices` matches INV_HDR."""
     names = names or default_name_words()
-    parts = []
-    for token in _TOKEN.findall(text):
-        parts.append(names.identifier_text(token))
-        split = names.split(token)
-        extra = ({stem(w) for w in split} | set(names.expand(token))) - set(split)
-        parts.extend(sorted(w for e in extra for w in e.split()))
-    return " ".join(parts)
+    return " ".join(_token_words(token, names) for token in _TOKEN.findall(text))
 
 
 def _spelled(name: str, names: NameWords) -> str:

@@ -18,6 +18,8 @@ from search.values import indexed_values
 # every full-text query touch thousands of rows; small catalogs keep every word.
 COMMON_WORD_SHARE = 0.05
 COMMON_WORD_MIN_CHUNKS = 2000
+#: New chunks sent per INSERT statement list (each chunk carries a 384-number vector, about 4 KB as text).
+INSERT_BATCH = 500
 
 
 @dataclass
@@ -49,10 +51,26 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
             if current is not None:
                 keep.add(current[0])
     vectors = embedder.embed([w[4] for w in wanted])
+    new: list[dict[str, Any]] = []
     for (table_id, chunk_id, kind, ordinal, text, keywords), vector in zip(wanted, vectors, strict=True):
-        search_index.upsert_chunk(
-            session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, vector.tolist()
-        )
+        if chunk_id is None:
+            new.append(
+                {
+                    "table_id": table_id,
+                    "source_id": source_id,
+                    "kind": kind,
+                    "ordinal": ordinal,
+                    "text": text,
+                    "keywords": keywords,
+                    "embedding": vector.tolist(),
+                }
+            )
+        else:
+            search_index.upsert_chunk(
+                session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, vector.tolist()
+            )
+    for start in range(0, len(new), INSERT_BATCH):
+        search_index.insert_chunks(session, new[start : start + INSERT_BATCH])
     report.embedded = len(wanted)
     stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
     search_index.delete_chunks(session, stale)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import Text, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from core.store.models import CommonWord, Note, SearchChunk, Source, SourceTable
@@ -27,6 +27,15 @@ def existing_chunks(session: Session, table_ids: Sequence[int]) -> dict[tuple[in
         SearchChunk.table_id.in_(table_ids)
     )
     return {(t, k, o): (i, text) for i, t, k, o, text in session.execute(stmt).all()}
+
+
+def insert_chunks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """New chunks, in batched multi-row INSERTs (keys: table_id, source_id, kind, ordinal, text, keywords and
+    embedding); the full-text vector is made from `keywords` by the server."""
+    if not rows:
+        return
+    stmt = insert(SearchChunk).values(tsv=func.to_tsvector("simple", bindparam("keywords", type_=Text)))
+    session.execute(stmt, list(rows))
 
 
 def upsert_chunk(
