@@ -49,7 +49,8 @@ from bench_data import questions  # noqa: E402
 from sqlalchemy import event, insert, text  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 
-from core.permissions import Principal  # noqa: E402
+from core.config_file import Grant  # noqa: E402
+from core.permissions import Principal, RoleGrants  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import open_store  # noqa: E402
@@ -348,6 +349,12 @@ def build_vector_index(store: Any, ddl: str) -> dict[str, Any]:
 BEFORE_SIGNALS = {"decompose": False, "expand_joins": False, "values": False}
 
 
+#: Not a search switch: the mode searches as `ROLE_USER`, whose visibility checks a chat user's search runs (an
+#: operator's skip them).
+AS_ROLE_USER = "as_role_user"
+ROLE_USER = Principal(platform="slack", user_id="U_BENCH", roles=(RoleGrants("analyst", (Grant(database="*"),)),))
+
+
 #: Each measured mode: key, how it reads in the results, pinned or not, switches of the search request.
 MODES: tuple[tuple[str, str, bool, dict[str, bool]], ...] = (
     ("unpinned", "unpinned", False, {}),
@@ -357,6 +364,12 @@ MODES: tuple[tuple[str, str, bool, dict[str, bool]], ...] = (
     ("unpinned_no_decomposition", "unpinned, decomposition off", False, {"decompose": False}),
     ("unpinned_no_join_expansion", "unpinned, join expansion off", False, {"expand_joins": False}),
     ("unpinned_no_values", "unpinned, value matching off", False, {"values": False}),
+    (
+        "unpinned_role_user",
+        "unpinned, as a chat user with a role (every table allowed) instead of the operator",
+        False,
+        {AS_ROLE_USER: True},
+    ),
 )
 
 
@@ -381,11 +394,13 @@ def measure(
             timed.seconds = 0.0
             request = SearchRequest(question, databases=pins)
             for switch, on in signals.items():
-                setattr(request, switch, on)
+                if switch != AS_ROLE_USER:
+                    setattr(request, switch, on)
+            principal = ROLE_USER if signals.get(AS_ROLE_USER) else Principal.for_operator()
             with statements.counted():
                 started = time.perf_counter()
                 with store.transaction() as session:
-                    search_tables(session, Principal.for_operator(), request, encoders, None)
+                    search_tables(session, principal, request, encoders, None)
                 total[mode].append((time.perf_counter() - started) * 1000)
             embedding[mode].append(timed.seconds * 1000)
             sent[mode].append(statements.count)

@@ -378,8 +378,7 @@ class OnnxEmbedder:
         with self._lock:
             encodings = self._tokenizer.encode_batch(list(texts))
             order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start : start + self.batch_size]
+            for rows in _batches(order, [len(e.ids) for e in encodings], self.batch_size):
                 width = max(len(encodings[i].ids) for i in rows)
                 ids = np.zeros((len(rows), width), dtype=np.int64)
                 mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -390,6 +389,29 @@ class OnnxEmbedder:
                 (vectors,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
                 out[rows] = vectors
         return out
+
+
+#: Token slots a batch may run per real token (1.25: at most a fifth of it padding). Measured on 200 Spider dev
+#: questions with their phrases, 2 cores: one batch 10.6 ms p50, 1.25 6.5 ms, 1.5 6.9 ms, 2.0 9.2 ms.
+SLOTS_PER_TOKEN = 1.25
+
+
+def _batches(order: Sequence[int], lengths: Sequence[int], size: int) -> list[list[int]]:
+    """`order` (texts by token count, shortest first) cut into batches of at most `size`, a batch ending where the
+    next text would make padding more than a fifth of it (`SLOTS_PER_TOKEN`): a search embeds its question with a
+    few short phrases, and padding the phrases to the question's length costs more than a second, smaller run."""
+    batches: list[list[int]] = []
+    rows: list[int] = []
+    tokens = 0
+    for i in order:
+        if rows and (len(rows) == size or (len(rows) + 1) * lengths[i] > SLOTS_PER_TOKEN * (tokens + lengths[i])):
+            batches.append(rows)
+            rows, tokens = [], 0
+        rows.append(i)
+        tokens += lengths[i]
+    if rows:
+        batches.append(rows)
+    return batches
 
 
 def main(argv: Sequence[str] | None = None) -> int:
