@@ -149,16 +149,24 @@ def _rankings(
     matched: dict[int, set[str]] = {}
     keyword_found: dict[int, tuple[str, list[queries.Hit]]] = {}
     semantic_found: dict[int, list[queries.Hit]] = {}
+    words_only: dict[int, str] = {}  # texts searched by words alone: all in one statement below
     for index, text in enumerate(texts):
         reuse = index == 0 and first_hits is not None
         whole = "semantic" in signals and index < phrases_from and not reuse
-        vector = vectors[index].tolist() if whole else None
         query = tsquery(text, common, fallback=index == 0) if "keyword" in signals else None
+        semantic_found[index] = first_hits if reuse and first_hits is not None else []
+        if not whole:
+            if query:
+                words_only[index] = query
+            continue
         # both rankings of one text in one statement (the question's meaning ranking was read already)
-        semantic, keyword = queries.hybrid_hits(session, vector, query, source_ids, RETRIEVE)
-        semantic_found[index] = first_hits if reuse and first_hits is not None else semantic
+        semantic, keyword = queries.hybrid_hits(session, vectors[index].tolist(), query, source_ids, RETRIEVE)
+        semantic_found[index] = semantic
         if query:
             keyword_found[index] = (query, keyword)
+    found_by_words = queries.keyword_hits_of(session, list(words_only.values()), source_ids, RETRIEVE)
+    for (index, query), keyword in zip(words_only.items(), found_by_words, strict=True):
+        keyword_found[index] = (query, keyword)
     if "semantic" in signals and len(texts) > phrases_from:
         found = {h.table_id for hits in semantic_found.values() for h in hits}
         found |= {h.table_id for _, hits in keyword_found.values() for h in hits}

@@ -220,6 +220,23 @@ def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit:
     return [Hit(t, float(r)) for t, r in session.execute(_keyword_statement(query, source_ids, limit)).all()]
 
 
+def keyword_hits_of(session: Session, queries: Sequence[str], source_ids: Sequence[int], limit: int) -> list[list[Hit]]:
+    """`keyword_hits` of each query (to_tsquery expressions), in one statement."""
+    if not queries or not source_ids:
+        return [[] for _ in queries]
+    parts = []
+    for index, query in enumerate(queries):
+        keyword = _keyword_statement(query, source_ids, limit).subquery()
+        parts.append(select(literal(index).label("part"), keyword.c.table_id, keyword.c.rank))
+    stmt = parts[0] if len(parts) == 1 else union_all(*parts)
+    found: list[list[Hit]] = [[] for _ in queries]
+    for part, table_id, rank in session.execute(stmt).all():
+        found[int(part)].append(Hit(table_id, float(rank)))
+    for hits in found:  # UNION ALL keeps each part's rows but not their order across parts
+        hits.sort(key=lambda h: (-h.score, h.table_id))
+    return found
+
+
 def hybrid_hits(
     session: Session, vector: list[float] | None, query: str | None, source_ids: Sequence[int], limit: int
 ) -> tuple[list[Hit], list[Hit]]:
