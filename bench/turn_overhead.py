@@ -9,7 +9,8 @@ measures, from the stored timestamps of every turn:
 - time outside the model: the turn's wall time minus its model calls' fixed latency;
 - turns per second.
 
-Run:  python bench/turn_overhead.py [--latency 0.2 1.0] [--turns 48]   (writes bench/results/turn_overhead.json and .md)
+Run:  python bench/turn_overhead.py [--latency 0.2 1.0] [--turns 48] [--results NAME]
+(writes bench/results/turn_overhead.json and .md, or NAME.json and .md)
 Needs Redis on 127.0.0.1:6379 (database 12 is flushed).
 """
 
@@ -259,6 +260,7 @@ def main() -> None:
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16], help="concurrent turns, one run each")
     parser.add_argument("--profile-turns", type=int, default=10, help="turns run one at a time for the profile")
     parser.add_argument("--note", default="", help="a line for the results (e.g. what else ran on the machine)")
+    parser.add_argument("--results", default="turn_overhead", help="results file name without extension")
     args = parser.parse_args()
     levels = tuple(args.levels)
     client = redis.Redis.from_url(REDIS_URL)
@@ -304,7 +306,7 @@ def main() -> None:
         "store_statements_and_cpu_per_phase": phases,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "turn_overhead.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{args.results}.json").write_text(json.dumps(report, indent=2) + "\n")
     lines = [
         "# Turn overhead outside model time",
         "",
@@ -347,7 +349,7 @@ def main() -> None:
     ]
     for name, row in phases.items():
         lines.append(f"| {name} | {row['statements']} | {row['cpu_ms_p50']} |")
-    (RESULTS / "turn_overhead.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{args.results}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
