@@ -139,6 +139,20 @@ def test_hybrid_hits_are_both_rankings_in_one_statement(session: Session, catalo
     assert queries.hybrid_hits(session, None, None, sources, 8) == ([], [])
 
 
+def test_several_word_queries_are_ranked_in_one_statement(session: Session, catalog: dict[str, Any]) -> None:
+    sources = catalog["sources"]
+    texts = ["invoice | ledger", "payment", "customer & payment"]
+    with statements(session) as sent:
+        found = queries.keyword_hits_of(session, texts, sources, 8)
+    assert len(sent) == 1
+    assert all(found)
+    for query, hits in zip(texts, found, strict=True):
+        alone = queries.hybrid_hits(session, None, query, sources, 8)[1]
+        assert [(h.table_id, round(h.score, 5)) for h in hits] == [(h.table_id, round(h.score, 5)) for h in alone]
+    assert queries.keyword_hits_of(session, [], sources, 8) == []
+    assert queries.keyword_hits_of(session, texts, [], 8) == [[], [], []]
+
+
 def test_semantic_among_ranks_only_the_given_tables_for_each_vector_in_one_statement(
     session: Session, catalog: dict[str, Any]
 ) -> None:

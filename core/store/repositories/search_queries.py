@@ -215,9 +215,7 @@ def _keyword_statement(query: str, source_ids: Sequence[int], limit: int) -> Any
 
 def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[Hit]:
     """Tables by their best full-text chunk rank for any query word (`query` is a to_tsquery expression)."""
-    if not source_ids:
-        return []
-    return [Hit(t, float(r)) for t, r in session.execute(_keyword_statement(query, source_ids, limit)).all()]
+    return keyword_hits_of(session, [query], source_ids, limit)[0]
 
 
 def keyword_hits_of(session: Session, queries: Sequence[str], source_ids: Sequence[int], limit: int) -> list[list[Hit]]:
