@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -30,7 +30,26 @@ class IndexReport:
     removed: int = 0
 
 
-def index_source(session: Session, source_id: int, summary: str | None, embedder: Embedder) -> IndexReport:
+@dataclass
+class IndexPlan:
+    """What indexing a source writes, worked out (chunks made and embedded) before anything is written."""
+
+    source_id: int
+    report: IndexReport
+    new: list[dict[str, Any]] = field(default_factory=list)  # rows for `search_index.insert_chunks`
+    changed: list[tuple[int, int, str, int, str, str, list[float]]] = field(default_factory=list)
+    stale: list[int] = field(default_factory=list)  # chunk ids whose table part is gone
+    values: set[tuple[int, str, str]] = field(default_factory=set)
+    summary_vector: list[float] | None = None
+
+    @property
+    def vectors_written(self) -> int:
+        """Chunk vectors the write adds to the vector index (new chunks and changed ones)."""
+        return len(self.new) + len(self.changed)
+
+
+def plan_index(session: Session, source_id: int, summary: str | None, embedder: Embedder) -> IndexPlan:
+    """Read the source's cards and chunks, make the chunks of each card and embed those whose text changed."""
     report = IndexReport()
     tables = search_index.indexable_tables(session, source_id)
     report.tables = len(tables)
@@ -50,11 +69,11 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
             )
             if current is not None:
                 keep.add(current[0])
+    plan = IndexPlan(source_id, report, values=indexed_values(tables))
     vectors = embedder.embed([w[4] for w in wanted])
-    new: list[dict[str, Any]] = []
     for (table_id, chunk_id, kind, ordinal, text, keywords), vector in zip(wanted, vectors, strict=True):
         if chunk_id is None:
-            new.append(
+            plan.new.append(
                 {
                     "table_id": table_id,
                     "source_id": source_id,
@@ -62,26 +81,39 @@ def index_source(session: Session, source_id: int, summary: str | None, embedder
                     "ordinal": ordinal,
                     "text": text,
                     "keywords": keywords,
-                    "embedding": vector.tolist(),
+                    # a row of the float32 array, not a list: 384 Python floats per chunk took 12 KB each
+                    "embedding": vector,
                 }
             )
         else:
-            search_index.upsert_chunk(
-                session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, vector.tolist()
-            )
-    for start in range(0, len(new), INSERT_BATCH):
-        search_index.insert_chunks(session, new[start : start + INSERT_BATCH])
+            plan.changed.append((chunk_id, table_id, kind, ordinal, text, keywords, vector.tolist()))
     report.embedded = len(wanted)
-    stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
-    search_index.delete_chunks(session, stale)
-    report.removed = len(stale) + search_index.delete_chunks_of_invisible(session, source_id)
-    search_values.sync_values(session, source_id, indexed_values(tables))
-    summary_vector = embedder.embed([summary])[0].tolist() if summary else None
-    search_index.set_summary_embedding(session, source_id, summary_vector)
+    plan.stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
+    plan.summary_vector = embedder.embed([summary])[0].tolist() if summary else None
+    return plan
+
+
+def apply_index(session: Session, plan: IndexPlan) -> IndexReport:
+    """Write a plan: chunks, the source's values and summary vector, its chunk count and the common words."""
+    source_id = plan.source_id
+    for chunk_id, table_id, kind, ordinal, text, keywords, vector in plan.changed:
+        search_index.upsert_chunk(session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, vector)
+    for start in range(0, len(plan.new), INSERT_BATCH):
+        search_index.insert_chunks(session, plan.new[start : start + INSERT_BATCH])
+    search_index.delete_chunks(session, plan.stale)
+    plan.report.removed = len(plan.stale) + search_index.delete_chunks_of_invisible(session, source_id)
+    search_values.sync_values(session, source_id, plan.values)
+    search_index.set_summary_embedding(session, source_id, plan.summary_vector)
     session.flush()
     search_index.set_chunk_count(session, source_id)
     search_index.refresh_common_words(session, COMMON_WORD_SHARE, COMMON_WORD_MIN_CHUNKS)
-    return report
+    return plan.report
+
+
+def index_source(session: Session, source_id: int, summary: str | None, embedder: Embedder) -> IndexReport:
+    """Bring the source's search index up to date in this transaction (the vector index kept up to date row by
+    row; `search.index_upkeep` sets it aside for large loads)."""
+    return apply_index(session, plan_index(session, source_id, summary, embedder))
 
 
 def _catalog_texts(cards: Iterable[dict[str, Any]]) -> Iterator[str]:

@@ -9,7 +9,8 @@ from core.settings import Settings
 from core.store.database import Store
 from core.store.repositories import sources as source_repo
 from search.encoders import Embedder, embedder_for
-from search.indexing import IndexReport, index_source
+from search.index_upkeep import IndexUpkeep
+from search.indexing import IndexReport
 
 
 @dataclass
@@ -25,7 +26,10 @@ def refresh_source(
     options: AnalysisOptions,
     progress: Progress | None = None,
     embedder: Embedder | None = None,
+    upkeep: IndexUpkeep | None = None,
 ) -> RefreshReport:
+    """Analyse the source and index it; `upkeep` is the run's vector index upkeep when several sources are
+    refreshed together (a run of its own otherwise)."""
     analysis = analyze_source(settings, store, name, options, progress)
     if analysis.error is not None:
         return RefreshReport(analysis)
@@ -33,5 +37,8 @@ def refresh_source(
     with store.transaction() as session:
         source = source_repo.by_name(session, analysis.source)
         assert source is not None
-        report = index_source(session, source.id, source.summary, model)
-    return RefreshReport(analysis, report)
+        source_id, summary = source.id, source.summary
+    if upkeep is not None:
+        return RefreshReport(analysis, upkeep.index(source_id, summary, model))
+    with IndexUpkeep(store) as own:
+        return RefreshReport(analysis, own.index(source_id, summary, model))

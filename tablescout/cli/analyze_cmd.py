@@ -107,6 +107,7 @@ def analyze(
     """Analyse sources: cards with column meanings, stale copies, partitions and joins."""
     from catalog.analysis import AnalysisOptions
     from core.store.repositories import sources as source_repo
+    from search.index_upkeep import IndexUpkeep
     from workers.catalog_refresh import refresh_source
 
     if bool(names) == all_sources:
@@ -121,9 +122,11 @@ def analyze(
             if not names:
                 raise ConfigError("no sources registered yet; add one with `tablescout source add NAME URL`")
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=errors, transient=as_json) as progress:
+        with Progress(*columns, console=errors, transient=as_json) as progress, IndexUpkeep(store) as upkeep:
             for name in names or []:
-                refreshed.append(refresh_source(config, store, name, options, BarProgress(progress)))
+                refreshed.append(refresh_source(config, store, name, options, BarProgress(progress), upkeep=upkeep))
+            if upkeep.suspension is not None:
+                progress.console.print("building the search vector index again over every chunk...")
     reports = [r.analysis for r in refreshed]
     if as_json:
         rows = [asdict(r.analysis) | {"index": asdict(r.index) if r.index else None} for r in refreshed]
@@ -136,6 +139,8 @@ def analyze(
                     f"{item.analysis.source}: search index {item.index.tables} tables, "
                     f"{item.index.embedded} chunks embedded, {item.index.reused} unchanged"
                 )
+        if upkeep.built_s is not None:
+            console.print(f"search: vector index built in {upkeep.built_s:.1f} s")
         console.print(_summary_table(reports))
     if any(r.error for r in reports):
         raise typer.Exit(1)

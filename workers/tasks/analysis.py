@@ -9,6 +9,7 @@ from core.settings import load_settings
 from core.store import migrate
 from core.store.database import open_store
 from core.store.repositories import sources as source_repo
+from search.index_upkeep import IndexUpkeep
 from workers.app import task
 from workers.catalog_refresh import refresh_source
 
@@ -25,16 +26,17 @@ def run_analysis(names: list[str] | None, *, full: bool = False) -> dict[str, st
             with store.transaction() as session:
                 names = [s.name for s in source_repo.all_sources(session)]
         outcome = {}
-        for name in names:
-            report = refresh_source(settings, store, name, AnalysisOptions(full=full)).analysis
-            outcome[name] = report.error or "ok"
-            log.info(
-                "analysed %s: %d tables, %d copies, %d skipped",
-                name,
-                report.tables,
-                len(report.copies),
-                len(report.skipped),
-            )
+        with IndexUpkeep(store) as upkeep:
+            for name in names:
+                report = refresh_source(settings, store, name, AnalysisOptions(full=full), upkeep=upkeep).analysis
+                outcome[name] = report.error or "ok"
+                log.info(
+                    "analysed %s: %d tables, %d copies, %d skipped",
+                    name,
+                    report.tables,
+                    len(report.copies),
+                    len(report.skipped),
+                )
         return outcome
     finally:
         store.close()
