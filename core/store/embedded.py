@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import URL, create_engine, text
+from sqlalchemy import URL, Connection, create_engine, text
 from sqlalchemy.engine import make_url
 
 from core.errors import StoreError
@@ -39,15 +39,16 @@ def start_embedded(pgdata: Path) -> EmbeddedServer:
     try:
         handle = postgres_server.get_server(pgdata, cleanup_mode="stop")
         server_url = make_url(handle.get_uri()).set(drivername="postgresql+psycopg")
-        if _size_buffers(server_url, shared_buffers_mb(memory_bytes())) and fresh:
+        if _prepare(server_url, shared_buffers_mb(memory_bytes())) and fresh:
             # A new data directory: start it again now, so the first command already runs with the buffers (a
             # server another process attached to meanwhile keeps running and takes them at its next start).
             handle.cleanup()
             handle = postgres_server.get_server(pgdata, cleanup_mode="stop")
             server_url = make_url(handle.get_uri()).set(drivername="postgresql+psycopg")
+    except StoreError:
+        raise
     except Exception as exc:
         raise StoreError(f"cannot start the embedded metadata store in {pgdata}: {exc}") from exc
-    _ensure_database(server_url)
     return EmbeddedServer(handle=handle, url=server_url.set(database=DATABASE_NAME))
 
 
@@ -74,29 +75,9 @@ def shared_buffers_mb(memory: int) -> int:
     return max(SHARED_BUFFERS_MIN_MB, min(SHARED_BUFFERS_MAX_MB, memory // 4 // 2**20))
 
 
-def _size_buffers(server_url: URL, wanted_mb: int) -> bool:
-    """Set the embedded server's shared_buffers for its next start; True when that changed the setting."""
-    engine = create_engine(server_url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            # pg_file_settings reads the configuration files now: a value set before but not yet started with
-            # counts as set.
-            written = conn.scalar(
-                text(
-                    "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers' AND error IS NULL "
-                    "ORDER BY seqno DESC LIMIT 1"
-                )
-            )
-            if written == f"{wanted_mb}MB":
-                return False
-            conn.execute(text(f"ALTER SYSTEM SET shared_buffers = '{int(wanted_mb)}MB'"))
-            log.info("embedded store: shared_buffers %s MB from its next start", wanted_mb)
-            return True
-    finally:
-        engine.dispose()
-
-
-def _ensure_database(server_url: URL) -> None:
+def _prepare(server_url: URL, buffers_mb: int) -> bool:
+    """Make tablescout's database if missing and set shared_buffers for the server's next start; True when that
+    changed the setting."""
     engine = create_engine(server_url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
@@ -104,5 +85,21 @@ def _ensure_database(server_url: URL) -> None:
             if exists is None:
                 log.info("creating database %s in the embedded store", DATABASE_NAME)
                 conn.execute(text(f'CREATE DATABASE "{DATABASE_NAME}"'))
+            return _size_buffers(conn, buffers_mb)
     finally:
         engine.dispose()
+
+
+def _size_buffers(conn: Connection, wanted_mb: int) -> bool:
+    # pg_file_settings reads the configuration files now: a value written before but not yet started with counts.
+    written = conn.scalar(
+        text(
+            "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers' AND error IS NULL "
+            "ORDER BY seqno DESC LIMIT 1"
+        )
+    )
+    if written == f"{wanted_mb}MB":
+        return False
+    conn.execute(text(f"ALTER SYSTEM SET shared_buffers = '{int(wanted_mb)}MB'"))
+    log.info("embedded store: shared_buffers %s MB from its next start", wanted_mb)
+    return True

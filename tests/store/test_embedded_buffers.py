@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import URL, create_engine, text
 
-from core.store.embedded import _size_buffers, memory_bytes, shared_buffers_mb, start_embedded
+from core.store.embedded import _prepare, memory_bytes, shared_buffers_mb, start_embedded
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_a_new_store_runs_with_its_buffers_from_the_first_start(tmp_path: Path) 
     server = start_embedded(tmp_path / "pgdata")
     try:
         assert _shared_buffers_mb(server.url) == wanted
-        assert not _size_buffers(server.url, wanted)  # already written: nothing to change at the next start
+        assert not _prepare(server.url, wanted)  # already written: nothing to change at the next start
     finally:
         server.stop()
     again = start_embedded(tmp_path / "pgdata")
