@@ -21,6 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DBAPIError
+
+from core.errors import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +71,12 @@ def _build(conn: Connection) -> float:
     conn.execute(text(f"SET maintenance_work_mem = '{BUILD_MEMORY}'"))
     try:
         conn.execute(text(CREATE))
+    except DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else type(exc).__name__
+        raise StoreError(
+            f"building the search vector index failed ({reason}); the chunks are saved and searches scan them "
+            "exactly until the next `tablescout analyze` builds it"
+        ) from exc
     finally:
         conn.execute(text("RESET maintenance_work_mem"))
     return time.perf_counter() - started
