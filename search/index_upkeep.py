@@ -23,9 +23,10 @@ from search.indexing import IndexReport, apply_index, plan_index
 class BulkPolicy:
     """When a run's chunk vectors are worth a rebuild of the vector index instead of row-by-row upkeep.
 
-    Row-by-row upkeep costs about 3 ms per chunk at 35,000 chunks and 23 ms at 350,000; a build once about 1.3 ms
-    per chunk stored (2-core machine, pgvector 0.6.2). A run writing a quarter of the chunks is well past the
-    break-even at every size measured; below 10,000 chunks the upkeep takes seconds and searches keep the index.
+    Row-by-row upkeep costs a few ms per chunk at 35,000 chunks and 9-14 ms at 333,000; a build once 0.7 ms per
+    chunk stored (idle 2-core machine, pgvector 0.6.2; bench/results/search_latency_100k*.md). A run writing a
+    quarter of the chunks is past the break-even at every size measured; below 10,000 chunks the upkeep takes
+    seconds and searches keep the index.
     """
 
     min_chunks: int = 10_000

@@ -2,9 +2,9 @@
 locks indexing jobs hold.
 
 Keeping an HNSW graph up to date costs a graph search per inserted chunk, and that cost grows with the graph:
-about 3 ms per chunk at 35,000 chunks and 23 ms at 350,000 on a 2-core machine (pgvector 0.6.2), against about
-1.3 ms per chunk to build the graph once over chunks already stored. A large load therefore drops the index, writes
-its chunks, and builds the index again, all without blocking anyone: `DROP INDEX CONCURRENTLY` and
+9-14 ms per chunk at 333,000 chunks on an idle 2-core machine (pgvector 0.6.2), against 0.7 ms per chunk to build
+the graph once over the chunks stored (bench/results/search_latency_100k*.md). A large load therefore drops the
+index, writes its chunks, and builds the index again, all without blocking anyone: `DROP INDEX CONCURRENTLY` and
 `CREATE INDEX CONCURRENTLY` run on a connection of their own, outside any transaction, and searches meanwhile find
 nearest chunks by an exact scan (complete, only slower).
 
