@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from tests.cli.conftest import Cli
 
@@ -82,3 +83,23 @@ def test_a_failing_source_does_not_stop_the_others(with_sample: Cli, tmp_path: P
     assert result.returncode == 1
     assert "lost: not analysed" in result.stderr
     assert "ORD_MST_BAK is a backup copy of ORD_MST" in result.stdout
+
+
+def test_analyze_builds_a_missing_vector_index_and_says_so(with_sample: Cli) -> None:
+    first = with_sample("analyze", "erp", "--schema-only")
+    assert first.returncode == 0, first.stderr
+    assert "vector index built" not in first.stdout  # a small run keeps the index up to date row by row
+    engine = create_engine(with_sample.env["TABLESCOUT_DATABASE_URL"])
+    try:
+        with engine.begin() as conn:  # as a worker killed between setting the index aside and building it leaves it
+            conn.execute(text("DROP INDEX ix_search_chunks_embedding"))
+        again = with_sample("analyze", "erp", "--schema-only")
+        assert again.returncode == 0, again.stderr
+        assert "search: vector index built in" in again.stdout
+        with engine.connect() as conn:
+            valid = conn.scalar(
+                text("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('ix_search_chunks_embedding')")
+            )
+        assert valid is True
+    finally:
+        engine.dispose()
