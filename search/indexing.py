@@ -110,12 +110,6 @@ def apply_index(session: Session, plan: IndexPlan) -> IndexReport:
     return plan.report
 
 
-def index_source(session: Session, source_id: int, summary: str | None, embedder: Embedder) -> IndexReport:
-    """Bring the source's search index up to date in this transaction (the vector index kept up to date row by
-    row; `search.index_upkeep` sets it aside for large loads)."""
-    return apply_index(session, plan_index(session, source_id, summary, embedder))
-
-
 def _catalog_texts(cards: Iterable[dict[str, Any]]) -> Iterator[str]:
     """The names and comments of a source's cards: the words its catalog writes apart."""
     for card in cards:
