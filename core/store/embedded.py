@@ -45,8 +45,6 @@ def start_embedded(pgdata: Path) -> EmbeddedServer:
             handle.cleanup()
             handle = postgres_server.get_server(pgdata, cleanup_mode="stop")
             server_url = make_url(handle.get_uri()).set(drivername="postgresql+psycopg")
-    except StoreError:
-        raise
     except Exception as exc:
         raise StoreError(f"cannot start the embedded metadata store in {pgdata}: {exc}") from exc
     return EmbeddedServer(handle=handle, url=server_url.set(database=DATABASE_NAME))

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 NAME = "ix_search_chunks_embedding"
 #: The index as the model and migration 0012 define it (core/store/models/catalog.py), built without blocking
-#: writers. tests/store/test_vector_index.py checks that a rebuilt index has the definition of a migrated store.
+#: writers. tests/search/test_index_upkeep.py checks that a rebuilt index has the definition of a migrated store.
 CREATE = (
     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {NAME} ON search_chunks "
     "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
@@ -44,7 +44,7 @@ LOCK_CLASS_SOURCE = 0x7474
 
 
 def state(conn: Connection) -> str:
-    """ "valid", "invalid" (a concurrent build that did not finish) or "missing"."""
+    """The index's state: "valid", "invalid" (a concurrent build that did not finish) or "missing"."""
     valid = conn.scalar(text("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(:name)"), {"name": NAME})
     if valid is None:
         return "missing"
@@ -141,8 +141,7 @@ def ensure(engine: Engine) -> float | None:
 def source_indexing(engine: Engine, source_id: int) -> Iterator[None]:
     """Hold the source's indexing lock: its chunks are read in one transaction and written in another, and
     another job indexing the same source in between would make that plan stale."""
-    with engine.connect() as conn:
-        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+    with _autocommit(engine) as conn:
         conn.execute(text("SELECT pg_advisory_lock(:c, :o)"), {"c": LOCK_CLASS_SOURCE, "o": source_id})
         try:
             yield
