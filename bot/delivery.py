@@ -79,18 +79,23 @@ class StatusReporter:
         shown_once = self.message_id is not None or (self.to.assistant and bool(self._shown))
         if shown_once and time.monotonic() - self._shown_at < STATUS_INTERVAL_S:
             return
+        posted: str | None = None
         try:
             if self.to.assistant:
                 self.outbound.set_thread_status(self.to, text)
             elif self.message_id is None:
-                self.message_id = self.outbound.post_status(self.to, text)
-                _record_status(self.store, self.turn_id, self.message_id, text)
+                posted = self.outbound.post_status(self.to, text)
             else:
                 self.outbound.update_status(self.to, self.message_id, text)
-        except DeliveryFailed as exc:  # the answer still comes; stop trying to show progress for this turn
-            log.warning("turn %s: status message not shown: %s", self.turn_id, exc)
+        except Exception as exc:  # DeliveryFailed, or a client library's own error: the answer still comes; stop
+            # trying to show progress for this turn (status trouble never fails it)
+            failed = isinstance(exc, DeliveryFailed)
+            log.warning("turn %s: status message not shown: %s", self.turn_id, exc, exc_info=not failed)
             self._broken = True
             return
+        if posted is not None:
+            self.message_id = posted
+            _record_status(self.store, self.turn_id, posted, text)
         self._shown = text
         self._shown_at = time.monotonic()
 
@@ -103,8 +108,10 @@ class StatusReporter:
         self._tasks[step_id] = task
         try:
             ts = self.outbound.stream_tasks(self.to, self._stream_ts, [task])
-        except DeliveryFailed as exc:  # the answer still comes, streamed anew or replacing this stream
-            log.warning("turn %s: task update not shown: %s", self.turn_id, exc)
+        except Exception as exc:  # DeliveryFailed, or a client library's own error: the answer still comes, streamed
+            # anew or replacing this stream
+            failed = isinstance(exc, DeliveryFailed)
+            log.warning("turn %s: task update not shown: %s", self.turn_id, exc, exc_info=not failed)
             self._stream_broken = True
             if self._stream_ts is not None:
                 _record_stream(self.store, self.turn_id, self._stream_ts, STREAM_BROKEN, list(self._tasks.values()))
@@ -150,21 +157,28 @@ def deliver_answer(store: Store, outbounds: Outbounds, turn_id: int) -> Delivery
             message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload, created, open_stream)
         except DeliveryFailed as exc:
             row.message_id = exc.message_id or row.message_id
-            row.last_error = str(exc)[:2000]
-            if exc.final or row.attempts >= MAX_ATTEMPTS:
-                row.status = "failed"
-                log.error("turn %s: answer not delivered after %d attempts: %s", turn_id, row.attempts, exc)
-                return Delivery("failed", error=row.last_error)
-            wait = BACKOFF_S[min(row.attempts, len(BACKOFF_S)) - 1]
-            log.warning(
-                "turn %s: answer delivery failed (attempt %d), retry in %.0f s: %s", turn_id, row.attempts, wait, exc
-            )
-            return Delivery("retry", retry_in_s=wait, error=row.last_error)
+            return _attempt_failed(row, turn_id, str(exc), final=exc.final)
+        except Exception as exc:  # a client library's own error: counted like any other, so retries stay bounded
+            log.exception("turn %s: answer delivery raised %s", turn_id, type(exc).__name__)
+            return _attempt_failed(row, turn_id, f"{type(exc).__name__}: {exc}", final=False)
         row.message_id = message_id
         row.status = "sent"
         row.sent_at = now()
         row.last_error = None
         return Delivery("delivered", message_id=message_id)
+
+
+def _attempt_failed(row: OutboxMessage, turn_id: int, error: str, *, final: bool) -> Delivery:
+    """Record a failed delivery attempt of the answer `row`: retried with backoff, or, when retrying cannot help or
+    MAX_ATTEMPTS are spent, given up once, with the reason kept on the row and logged."""
+    row.last_error = error[:2000]
+    if final or row.attempts >= MAX_ATTEMPTS:
+        row.status = "failed"
+        log.error("turn %s: answer not delivered after %d attempts: %s", turn_id, row.attempts, error)
+        return Delivery("failed", error=row.last_error)
+    wait = BACKOFF_S[min(row.attempts, len(BACKOFF_S)) - 1]
+    log.warning("turn %s: answer delivery failed (attempt %d), retry in %.0f s: %s", turn_id, row.attempts, wait, error)
+    return Delivery("retry", retry_in_s=wait, error=row.last_error)
 
 
 def pending_answers(store: Store, older_than_s: float, limit: int = 100) -> list[int]:

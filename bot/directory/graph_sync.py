@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
-from bot.entra import EntraApp
+from bot.entra import EntraApp, EntraTokenError, TokenRefusal
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ GRAPH_PERMISSIONS = "GroupMember.Read.All and User.Read.All"
 REQUEST_TIMEOUT_S = 30.0
 #: Attempts per Graph request when it answers 429, 503 or 504 (or the connection fails).
 MAX_ATTEMPTS = 6
+#: Attempts at the Graph token when the authority is unreachable, overloaded or garbled.
+TOKEN_ATTEMPTS = 3
 #: Attempts per Graph request when the connection itself fails.
 MAX_TRANSPORT_ATTEMPTS = 3
 #: The longest single wait, whatever Retry-After asks for.
@@ -63,33 +65,43 @@ def graph_scope(settings: Settings) -> str:
 
 
 def access_token(settings: Settings) -> str:
-    """An application token for Graph from the tenant's authority (client credentials)."""
+    """An application token for Graph from the tenant's authority (client credentials); an authority that is
+    unreachable, overloaded or garbled is asked up to TOKEN_ATTEMPTS times, with a growing pause."""
     app_id, password = settings.teams_app_id, settings.teams_app_password
     missing = missing_credentials(settings)
     if missing or app_id is None or password is None:
         raise DirectorySyncError(f"{', '.join(missing)} not set", platform=PLATFORM)
     authority = f"{settings.entra_login_url.rstrip('/')}/{settings.teams_tenant_id}"
-    try:
-        app = EntraApp(app_id, password.get_secret_value(), authority, timeout_s=REQUEST_TIMEOUT_S)
-        result = app.result(graph_scope(settings))
-    except (ValueError, OSError) as exc:  # a malformed or unknown authority, or no connection to it
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DirectorySyncError(
-            f"cannot use the Entra ID authority {authority} (TABLESCOUT_ENTRA_LOGIN_URL, TABLESCOUT_TEAMS_TENANT_ID): "
-            f"{first_line}",
-            platform=PLATFORM,
-        ) from None
-    token = result.get("access_token")
-    if isinstance(token, str) and token:
-        return token
-    raise DirectorySyncError(_token_refusal(result, authority), platform=PLATFORM)
+    app = EntraApp(app_id, password.get_secret_value(), authority, timeout_s=REQUEST_TIMEOUT_S)
+    for attempt in range(TOKEN_ATTEMPTS):
+        try:
+            return app.token(graph_scope(settings))
+        except EntraTokenError as exc:
+            if exc.transient and attempt < TOKEN_ATTEMPTS - 1:
+                wait = _retry_wait(None, attempt)
+                log.info("no Graph token yet (%s); asking again in %.0f s", exc, wait)
+                time.sleep(wait)
+                continue
+            raise DirectorySyncError(_token_failure(exc, authority), platform=PLATFORM) from None
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _token_refusal(result: dict[str, Any], authority: str) -> str:
-    error = str(result.get("error") or "no access token")
-    codes = result.get("error_codes") or []
-    detail = f"{error}, AADSTS{codes[0]}" if codes else error
-    if error in ("invalid_client", "unauthorized_client"):
+def _token_failure(exc: EntraTokenError, authority: str) -> str:
+    settings_named = "TABLESCOUT_ENTRA_LOGIN_URL, TABLESCOUT_TEAMS_TENANT_ID"
+    if exc.refusal is not None:
+        return _token_refusal(exc.refusal, authority)
+    if not exc.transient:
+        return f"cannot use the Entra ID authority {authority} ({settings_named}): {exc.detail}"
+    return (
+        f"no Microsoft Graph token after {TOKEN_ATTEMPTS} attempts: Entra ID at {authority} ({settings_named}) "
+        f"{exc.detail}"
+    )
+
+
+def _token_refusal(refusal: TokenRefusal, authority: str) -> str:
+    codes = refusal.codes
+    detail = f"{refusal.error}, AADSTS{codes[0]}" if codes else refusal.error
+    if refusal.error in ("invalid_client", "unauthorized_client"):
         if 700016 in codes:  # application not found in the tenant
             return (
                 f"Entra ID does not know the app TABLESCOUT_TEAMS_APP_ID in tenant TABLESCOUT_TEAMS_TENANT_ID "

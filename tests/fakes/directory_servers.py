@@ -8,6 +8,9 @@ Graph groups, so slack_sdk, msal and the Graph client run for real against them.
   lacks, and one-shot 429 answers with Retry-After.
 - `FakeEntraServer` (HTTPS, as msal demands): the tenant's OpenID configuration and the v2.0 token endpoint for the
   client-credentials grant; its certificate authority is in `ca_file` (point REQUESTS_CA_BUNDLE at it).
+  `fail_tokens(answer, times)` makes the token endpoint answer something else for a while (a 500, a proxy's HTML
+  page, a token answer without a token, an answer slower than the client waits), `fail_discovery` the OpenID
+  configuration.
 - `FakeGraphServer`: `GET /v1.0/groups` and `/v1.0/groups/{id}/transitiveMembers/microsoft.graph.user` with
   `$select` (a selected property a user lacks is null, onPremisesExtensionAttributes always has its 15 keys, as
   Graph answers), `$top` and `@odata.nextLink` pages of at most `page_size` items, nested groups expanded, a bearer
@@ -24,6 +27,7 @@ import ipaddress
 import json
 import ssl
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,6 +54,9 @@ class Answer:
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None  # sent as it is instead of `body` as JSON (a proxy's HTML page, a truncated answer)
+    content_type: str = "application/json; charset=utf-8"
+    delay_s: float = 0.0  # seconds before answering (longer than the client's timeout: a timeout)
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -76,14 +83,19 @@ class _Handler(BaseHTTPRequestHandler):
                 params.update({k: v[-1] for k, v in parse_qs(raw.decode(), keep_blank_values=True).items()})
         received = Received(method, parts.path, params, {k.lower(): v for k, v in self.headers.items()})
         answer = self.server.fake.record_and_answer(received)
-        payload = json.dumps(answer.body).encode()
-        self.send_response(answer.status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in answer.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        if answer.delay_s:
+            time.sleep(answer.delay_s)
+        payload = answer.raw if answer.raw is not None else json.dumps(answer.body).encode()
+        try:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", answer.content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
+            self.close_connection = True
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -346,6 +358,10 @@ def write_test_certificates(directory: Path) -> tuple[Path, Path, Path]:
     return ca_file, cert_file, key_file
 
 
+DISCOVERY_PATH = "v2.0/.well-known/openid-configuration"  # under /{tenant}/
+TOKEN_PATH = "oauth2/v2.0/token"
+
+
 class FakeEntraServer(FakeServer):
     """A tenant's authority: OpenID discovery and the client-credentials token endpoint, over HTTPS."""
 
@@ -359,6 +375,7 @@ class FakeEntraServer(FakeServer):
         self.client_id = client_id
         self.client_secret = client_secret
         self.access_token = access_token
+        self._failures: dict[str, tuple[Answer, int | None]] = {}  # endpoint → answer instead, times left
         self.ca_file, cert_file, key_file = write_test_certificates(certificates)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert_file, key_file)
@@ -376,7 +393,10 @@ class FakeEntraServer(FakeServer):
                 400, {"error": "invalid_tenant", "error_description": f"AADSTS90002: Tenant '{tenant}' not found."}
             )
         base = f"{self.origin}/{tenant}"
-        if rest == "v2.0/.well-known/openid-configuration":
+        failure = self._failure(rest)
+        if failure is not None:
+            return failure
+        if rest == DISCOVERY_PATH:
             return Answer(
                 200,
                 {
@@ -389,9 +409,37 @@ class FakeEntraServer(FakeServer):
                     "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
                 },
             )
-        if rest == "oauth2/v2.0/token" and received.method == "POST":
+        if rest == TOKEN_PATH and received.method == "POST":
             return self._token(received.params)
         return Answer(404, {"error": "not_found"})
+
+    def fail_tokens(self, answer: Answer | None, times: int | None = None) -> None:
+        """The token endpoint answers `answer` instead of a token: the next `times` requests, or every one until
+        this is called with None."""
+        self._fail(TOKEN_PATH, answer, times)
+
+    def fail_discovery(self, answer: Answer | None, times: int | None = None) -> None:
+        """The same for the tenant's OpenID configuration."""
+        self._fail(DISCOVERY_PATH, answer, times)
+
+    def _fail(self, endpoint: str, answer: Answer | None, times: int | None) -> None:
+        with self.lock:
+            if answer is None:
+                self._failures.pop(endpoint, None)
+            else:
+                self._failures[endpoint] = (answer, times)
+
+    def _failure(self, endpoint: str) -> Answer | None:
+        found = self._failures.get(endpoint)
+        if found is None:
+            return None
+        answer, left = found
+        if left is not None:
+            if left <= 1:
+                del self._failures[endpoint]
+            else:
+                self._failures[endpoint] = (answer, left - 1)
+        return answer
 
     def _token(self, form: Mapping[str, str]) -> Answer:
         if form.get("grant_type") != "client_credentials":
