@@ -18,6 +18,7 @@ from catalog.misuse import columns_to_watch
 from catalog.summary import summarise
 from catalog.table_card import CardInputs, build_card
 from catalog.table_facts import Measured, key_resolver, stored_profiles
+from catalog.view_lineage import column_reads_of
 from core.errors import TablescoutError
 from core.store.repositories import catalog as catalog_repo
 
@@ -57,17 +58,27 @@ def find_joins(connector: Connector, measured: dict[str, Measured], judgements: 
     return edges
 
 
+@dataclass
+class CodeFacts:
+    """What `_codes_for` found, per column."""
+
+    codes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    read_from: dict[str, list[list[str | None]] | None] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
 def _codes_for(
     info: TableInfo,
     facts: dict[str, Any],
     code_tables: Sequence[CodeTable],
     reads_of: dict[str, list[tuple[str | None, str]] | None],
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str], dict[str, list[list[str | None]] | None]]:
-    """Codes per column with their meanings, where the meanings came from, and the tables they were read from
-    (the code table and, for a code view, everything it reads; None when a view's reads cannot be followed)."""
-    codes: dict[str, list[dict[str, Any]]] = {}
-    sources: dict[str, str] = {}
-    read_from: dict[str, list[list[str | None]] | None] = {}
+) -> CodeFacts:
+    """Codes per column with their meanings, where the meanings came from, the tables they were read from (the
+    code table and, for a code view, everything it reads; None when a view's reads cannot be followed) and the code
+    table's column that holds the meanings."""
+    found = CodeFacts()
+    codes, sources, read_from, labels = found.codes, found.sources, found.read_from, found.labels
     columns = {c.name: c for c in info.columns}
     for name, pairs in (facts.get("code_values") or {}).items():
         if name not in columns:
@@ -84,7 +95,8 @@ def _codes_for(
             continue
         behind = reads_of.get(table.qualified, []) if table.kind == "view" else []
         read_from[name] = None if behind is None else [[table.schema, table.table], *([s, n] for s, n in behind)]
-    return codes, sources, read_from
+        labels[name] = table.label_column
+    return found
 
 
 def build_cards(
@@ -109,11 +121,12 @@ def build_cards(
             )
     engine = f"{connector.engine} {connector.version}"
     reads_of = {key: connector.view_reads(m.info.ref) for key, m in measured.items() if m.info.ref.kind == "view"}
+    column_reads = column_reads_of(connector, [m.info for m in measured.values()], reads_of)
     for key, item in measured.items():
         judgement = judgements[key]
         profiles = stored_profiles(item.facts)
-        codes, code_sources, codes_from = _codes_for(item.info, item.facts, code_tables, reads_of)
-        watch = columns_to_watch(item.info.columns, profiles, set(codes))
+        code_facts = _codes_for(item.info, item.facts, code_tables, reads_of)
+        watch = columns_to_watch(item.info.columns, profiles, set(code_facts.codes))
         inputs = CardInputs(
             database=database,
             info=item.info,
@@ -123,10 +136,12 @@ def build_cards(
             row_count=item.facts.get("row_count"),
             row_count_exact=bool(item.facts.get("row_count_exact")),
             profiles=profiles,
-            codes=codes,
-            code_sources=code_sources,
-            codes_from=codes_from,
+            codes=code_facts.codes,
+            code_sources=code_facts.sources,
+            codes_from=code_facts.read_from,
+            code_labels=code_facts.labels,
             reads=reads_of.get(key, []),
+            column_reads=column_reads.get(key),
             watch=watch,
             joins=[_facing(j, key) for j in built.joins if j.from_table == key or j.to_table == key],
             referenced_by=sorted({j.from_table for j in built.joins if j.to_table == key and j.kind == "declared"}),

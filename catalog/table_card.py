@@ -3,9 +3,10 @@
 A card is plain JSON (stored on the table row); `catalog.card_text` renders it for the model. Its keys are a
 public contract: database, schema, table, kind, role, copy_of, copy_evidence, purpose, comment, row_count,
 row_count_exact, primary_key, foreign_keys, referenced_by, copies, columns, watch, joins, sample, skipped_reason,
-reads. A column with codes names the tables their meanings were read from (`codes_from`); a view lists every
-table and view it reads (`reads`, None when that could not be followed): who may see those decides who sees them
-(`catalog.card_view`).
+reads, column_reads. A column with codes names the tables their meanings were read from (`codes_from`) and the code
+table's column that holds them (`codes_label`); a view lists every table and view it reads (`reads`, None when that
+could not be followed) and, per column, the base columns it is computed from (`column_reads`): who may see those
+and how they are masked decides what a reader sees of them (`core.card_view`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ class CardInputs:
     codes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # column → [{code, meaning, share}]
     code_sources: dict[str, str] = field(default_factory=dict)
     codes_from: dict[str, list[list[str | None]] | None] = field(default_factory=dict)  # column → [[schema, table]]
+    code_labels: dict[str, str] = field(default_factory=dict)  # column → the code table's column of meanings
     reads: list[tuple[str | None, str]] | None = field(default_factory=list)  # a view: everything it reads
+    #: A view: per column, the base columns ([schema, table, column]) it is computed from; None when not followed.
+    column_reads: dict[str, list[list[str | None]]] | None = None
     watch: dict[str, str] = field(default_factory=dict)
     joins: Sequence[JoinEdge] = ()
     referenced_by: Sequence[str] = ()
@@ -114,6 +118,8 @@ def build_card(inputs: CardInputs) -> dict[str, Any]:
             entry["codes"] = inputs.codes[column.name]
             entry["codes_source"] = inputs.code_sources.get(column.name)
             entry["codes_from"] = inputs.codes_from.get(column.name, [])
+            if column.name in inputs.code_labels:
+                entry["codes_label"] = inputs.code_labels[column.name]
         if column.name in inputs.watch:
             entry["watch"] = inputs.watch[column.name]
         columns.append(entry)
@@ -152,4 +158,4 @@ def build_card(inputs: CardInputs) -> dict[str, Any]:
         "sample": inputs.sample,
         "skipped_reason": inputs.skipped_reason,
         "reads": None if inputs.reads is None else [[schema, name] for schema, name in inputs.reads],
-    }
+    } | ({"column_reads": inputs.column_reads} if info.ref.kind == "view" else {})

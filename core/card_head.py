@@ -13,6 +13,8 @@ COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
 
 #: In place of a row count where a row filter applies to the reader: the table's total is not theirs to know.
 FILTERED_ROWS = "rows filtered for you"
+#: The rows a reader's own SQL reads, where a row filter applies and they were counted (`core.viewer_facts`).
+READABLE_ROWS = "{count:,} rows you may read (filtered for you)"
 
 
 def _count(value: Any) -> str:
@@ -21,7 +23,8 @@ def _count(value: Any) -> str:
 
 def _rows(entry: dict[str, Any], *, exact: bool = True) -> str:
     if entry.get("rows_filtered"):
-        return FILTERED_ROWS
+        count = entry.get("row_count")
+        return READABLE_ROWS.format(count=count) if isinstance(count, int) else FILTERED_ROWS
     return _count(entry.get("row_count")) + ("" if exact else " (estimate)") + " rows"
 
 

@@ -67,6 +67,14 @@ class RoleGrants:
     def has_data_policies(self, database: str) -> bool:
         return any(g.row_filters or g.column_masks for g in self._grants_for(database))
 
+    def grants_all_of(self, database: str) -> bool:
+        """Does one grant of this role show every table of `database`, every row and column (no deny, filter or
+        mask)?"""
+        return any(
+            "*" in g.allow and not g.deny and not g.row_filters and not g.column_masks
+            for g in self._grants_for(database)
+        )
+
 
 def pattern_matches(pattern: str, table: str, schema: str | None, *, deny: bool) -> bool:
     """Does one allow (or deny) pattern cover table `schema.table` (schema None: the default schema)?"""
@@ -128,6 +136,11 @@ class Principal:
                 values = tuple(v for v in value if v != "")
                 return values if values else None
         return None
+
+    def sees_all_of(self, database: str) -> bool:
+        """Does this principal see every table, row and column of `database` (an operator, or a role granting it
+        whole)? Then nothing shown of it needs to be made for them."""
+        return self.operator or any(r.grants_all_of(database) for r in self.roles)
 
     def has_data_policies(self, database: str) -> bool:
         """Could a row filter or column mask apply to some table of `database` for this principal?"""

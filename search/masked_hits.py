@@ -1,39 +1,94 @@
-"""Search hits as a reader with column masks may have them: a value of a column masked for the reader (its frequent
-values and codes are indexed in the table's chunks), or the name of a column hidden from them, never makes a table
-match, nor ranks it higher.
+"""Search hits as a reader may have them: what the reader may not know of a table (a value of a column masked for
+them, the name of a column hidden from them, values and codes read from rows a row filter keeps from them, code
+meanings from a table they may not read in full, the name of a table they may not see) never makes a table match,
+nor ranks it higher.
 
-The stored chunks are built from the whole card, for everyone. For a table where some column is masked for the
-reader, its keyword and semantic scores are computed again from the chunks of the card as the reader sees it
-(`core.card_view.card_for_principal`, cut by `search.chunking.chunks_for`): a table that matched only through masked
-values drops out of that ranking. Readers without data policies (most users, operators) cost nothing.
+The stored chunks are built from the whole card, for everyone. For a table whose card the reader sees otherwise
+(`core.card_view.card_for_principal`, without their own counts), its keyword and semantic scores are computed again
+from the chunks of that card (cut by `search.chunking.chunks_for`): a table that matched only through what the
+reader may not know drops out of that ranking. Readers who see every table of a database in full (operators, most
+users) cost nothing; the vectors of a reader's chunks are kept for the process, since the same reader's card gives
+the same text.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
-from core.card_view import card_for_principal
+from core.card_policies import column_masks, meanings_readable, rows_differ, split_qualified
+from core.card_view import card_for_principal, codes_visible, policies_of
 from core.permissions import Principal
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
 from search.chunking import Chunk, chunks_for
 from search.encoders import Embedder
 
+#: Vectors of readers' chunk texts kept per process.
+VECTORS_KEPT = 20_000
+
+
+class _Vectors:
+    """Chunk text → its vector, for texts written for one reader (the most recently used `VECTORS_KEPT`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def of(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._kept]
+        if missing:
+            made = np.asarray(embedder.embed(missing))
+            with self._lock:
+                for text, vector in zip(missing, made, strict=True):
+                    self._kept[text] = vector
+                while len(self._kept) > VECTORS_KEPT:
+                    self._kept.popitem(last=False)
+        with self._lock:
+            for text in texts:
+                self._kept.move_to_end(text)
+            return np.stack([self._kept[t] for t in texts])
+
+
+_vectors = _Vectors()
+
+
+def reads_otherwise(principal: Principal, database: str, card: dict[str, Any]) -> bool:
+    """Would `principal`'s card of this table give other chunk text than the stored card (values, codes or names
+    they may not know)? Cheap: no card is copied."""
+
+    def may_see(schema: str | None, table: str) -> bool:
+        return principal.may_see(database, table, schema)
+
+    columns = [c for c in card.get("columns") or [] if isinstance(c, dict)]
+    if any(c.get("codes") and not codes_visible(c, may_see) for c in columns):
+        return True
+    if any(not may_see(*split_qualified(fk.get("references"))) for fk in card.get("foreign_keys") or []):
+        return True
+    policies = policies_of(principal, database)
+    if policies is None:
+        return False
+    if rows_differ(card, policies) or column_masks(card, policies):
+        return True
+    return any(c.get("codes") and not meanings_readable(c, policies) for c in columns)
+
 
 class MaskedHits:
-    """Rescores hits on tables with columns masked for one reader; the others pass through untouched."""
+    """Rescores hits on tables the reader sees otherwise than stored; the others pass through untouched."""
 
     def __init__(self, session: Session, principal: Principal, names: Mapping[int, str], embedder: Embedder) -> None:
         self.session = session
         self.principal = principal
         self.names = names  # source id → source name, of the databases searched
         self.embedder = embedder
-        self.active = any(principal.has_data_policies(name) for name in names.values())
+        self.active = not principal.operator and not all(principal.sees_all_of(name) for name in names.values())
         self._chunks: dict[int, list[Chunk] | None] = {}
-        self._vectors: dict[int, np.ndarray] = {}
 
     def _load(self, table_ids: Sequence[int]) -> None:
         missing = [t for t in dict.fromkeys(table_ids) if t not in self._chunks]
@@ -44,46 +99,50 @@ class MaskedHits:
 
     def _viewer_chunks(self, row: SourceTable) -> list[Chunk] | None:
         database = self.names.get(row.source_id)
-        if database is None or not row.card:
+        if database is None or not row.card or self.principal.sees_all_of(database):
             return None
-        schema = row.schema_name or None
-        if not self.principal.may_mask(database, row.name, schema):
-            return None
-        names = [str(c.get("name")) for c in row.card.get("columns") or []]
-        if not self.principal.column_masks(database, row.name, names, schema):
+        if not reads_otherwise(self.principal, database, row.card):
             return None
         return chunks_for(card_for_principal(self.principal, database, dict(row.card)))
 
     def keyword(self, hits: list[queries.Hit], query: str) -> list[queries.Hit]:
-        """Keyword hits with masked tables ranked on what the reader sees (and dropped when that does not match)."""
+        """Keyword hits with such tables ranked on what the reader sees (and dropped when that does not match)."""
         if not self.active:
             return hits
         self._load([h.table_id for h in hits])
-        kept = []
+        texts: list[str] = []
+        spans: dict[int, tuple[int, int]] = {}
         for hit in hits:
             chunks = self._chunks.get(hit.table_id)
-            if chunks is None:
+            if chunks is not None and hit.table_id not in spans:
+                spans[hit.table_id] = (len(texts), len(texts) + len(chunks))
+                texts.extend(c.keywords for c in chunks)
+        ranks = queries.text_ranks(self.session, texts, query) if texts else []
+        kept = []
+        for hit in hits:
+            if hit.table_id not in spans:
                 kept.append(hit)
                 continue
-            ranks = [r for r in queries.text_ranks(self.session, [c.keywords for c in chunks], query) if r is not None]
-            if ranks:
-                kept.append(queries.Hit(hit.table_id, max(ranks), hit.source_id))
+            start, end = spans[hit.table_id]
+            found = [r for r in ranks[start:end] if r is not None]
+            if found:
+                kept.append(queries.Hit(hit.table_id, max(found), hit.source_id))
         return sorted(kept, key=lambda h: (-h.score, h.table_id))
 
     def semantic(self, hits: list[queries.Hit], vector: np.ndarray) -> list[queries.Hit]:
-        """Semantic hits with masked tables scored by their nearest chunk as the reader sees it."""
+        """Semantic hits with such tables scored by their nearest chunk as the reader sees it."""
         if not self.active:
             return hits
         self._load([h.table_id for h in hits])
+        texts = [c.text for h in hits for c in self._chunks.get(h.table_id) or []]
+        vectors_of = dict(zip(texts, _vectors.of(self.embedder, texts), strict=True)) if texts else {}
         scored = []
         for hit in hits:
             chunks = self._chunks.get(hit.table_id)
             if not chunks:
                 scored.append(hit)
                 continue
-            if hit.table_id not in self._vectors:
-                self._vectors[hit.table_id] = np.asarray(self.embedder.embed([c.text for c in chunks]))
-            vectors = self._vectors[hit.table_id]
+            vectors = np.stack([vectors_of[c.text] for c in chunks])
             norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(vector) or 1.0)
             similarity = float(np.max((vectors @ vector) / np.where(norms == 0, 1.0, norms)))
             scored.append(queries.Hit(hit.table_id, similarity, hit.source_id))

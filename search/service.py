@@ -20,6 +20,7 @@ from core.errors import NotFoundError, TablescoutError
 from core.permissions import Principal
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
+from core.viewer_facts import ViewerReads
 from search.candidates import Candidate, build_candidate, card_head
 from search.database_selection import SourceChoice, select_databases
 from search.decomposition import Part, decompose, phrases
@@ -191,9 +192,16 @@ def _rankings(
 
 
 def search_tables(
-    session: Session, principal: Principal, request: SearchRequest, encoders: Encoders, viewer: tuple[str, str] | None
+    session: Session,
+    principal: Principal,
+    request: SearchRequest,
+    encoders: Encoders,
+    viewer: tuple[str, str] | None,
+    reads: ViewerReads | None = None,
 ) -> SearchResult:
-    """The k best candidate tables for the question that `principal` may see, and the denied ones by name."""
+    """The k best candidate tables for the question that `principal` may see, and the denied ones by name.
+    `reads` counts what the principal's own SQL reads where their row filters or masks make a table's rows differ
+    (value matches there, the candidates' row counts and codes); without it those are left out."""
     _validate(request)
     choices, total, pinned = _choices(session, principal, request.databases)
     parts = decompose(request.question) if request.decompose else []
@@ -250,7 +258,7 @@ def search_tables(
     values: dict[int, list[ValueMatch]] = {}
     if request.values:
         found = value_matches(session, request.question, source_ids)
-        values = visible_matches(principal, found, queries.tables(session, list(found), with_cards=False), names)
+        values = visible_matches(principal, found, queries.tables(session, list(found), with_cards=False), names, reads)
         value_ranking = sorted(values, key=lambda t: (-max(len(m.value) for m in values[t]), -len(values[t]), t))
         rankings.append((value_ranking, VALUE_WEIGHT))
         for table_id in value_ranking:
@@ -268,7 +276,7 @@ def search_tables(
         elif len(allowed_order) < request.k:
             denied.append(f"{source}.{row.name}")
     scores = dict(fused)
-    cards = _ViewerCards(principal, rows, names)
+    cards = _ViewerCards(principal, rows, names, reads)
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
         queries.load_cards(session, rows, allowed_order[:RERANK_DEPTH])
         allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
@@ -299,7 +307,7 @@ def search_tables(
             scores.get(t, 0.0),
             matched.get(t, set()),
             notes.get(t, []),
-            cards[t],
+            cards.shown(t),
             [rows[c].name for c in through.get(t, []) if c in rows],
             [m.contract() for m in values.get(t, [])[:5]],
         )
@@ -312,12 +320,20 @@ def search_tables(
 
 
 class _ViewerCards:
-    """Cards of the tables search found, as the principal may see them (`core.card_view`), built when first asked."""
+    """Cards of the tables search found, as the principal may see them (`core.card_view`), built when first asked:
+    for ranking without the principal's own counts, for the candidates shown with them."""
 
-    def __init__(self, principal: Principal, rows: dict[int, SourceTable], names: dict[int, str]) -> None:
+    def __init__(
+        self,
+        principal: Principal,
+        rows: dict[int, SourceTable],
+        names: dict[int, str],
+        reads: ViewerReads | None,
+    ) -> None:
         self.principal = principal
         self.rows = rows
         self.names = names
+        self.reads = reads
         self.built: dict[int, dict[str, Any]] = {}
 
     def __getitem__(self, table_id: int) -> dict[str, Any]:
@@ -325,6 +341,14 @@ class _ViewerCards:
             row = self.rows[table_id]
             self.built[table_id] = card_for_principal(self.principal, self.names[row.source_id], dict(row.card or {}))
         return self.built[table_id]
+
+    def shown(self, table_id: int) -> dict[str, Any]:
+        row = self.rows[table_id]
+        database = self.names[row.source_id]
+        facts = self.reads.table_facts(database, row, "codes") if self.reads is not None else None
+        if facts is None:
+            return self[table_id]
+        return card_for_principal(self.principal, database, dict(row.card or {}), facts)
 
     def head(self, table_id: int) -> str:
         return card_head(self[table_id], self.rows[table_id].name)

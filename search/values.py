@@ -4,7 +4,9 @@ Analysis keeps the distinct short text values of each column's bounded profiling
 `catalog.profiling.INDEXED_VALUES` at most); indexing copies them into a full-text index. A value matches when every
 one of its words is in the question, so "orders shipped to Busan" matches `Busan` but not `Busan Port Office`.
 Values are never a signal for a reader who may not see them: not from a table they may not see, not from a column
-masked for them, and not from a table a row filter applies to for them (the sample was read from every row).
+masked for them, and, where a row filter applies to a table for them or it is a view over filtered or masked tables
+(the sample was read from every row), only when their own SQL finds the value (`core.viewer_facts.ViewerReads`,
+compared exactly); without that check such a table gives no value signal.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from core.card_view import rows_differ_for
 from core.permissions import Principal
 from core.store.models import SourceTable
 from core.store.repositories import search_values
+from core.viewer_facts import ViewerReads
 from search.query_text import STOPWORDS, stem
 
 #: Value hits read per search; enough for every table a question's values could name.
@@ -86,8 +90,9 @@ def visible_matches(
     matches: dict[int, list[ValueMatch]],
     rows: dict[int, SourceTable],
     names: dict[int, str],
+    reads: ViewerReads | None = None,
 ) -> dict[int, list[ValueMatch]]:
-    """The matches on tables and columns the principal may see, from tables no row filter applies to for them."""
+    """The matches on tables and columns the principal may see, of values their own reads hold (module doc)."""
     shown: dict[int, list[ValueMatch]] = {}
     for table_id, found in matches.items():
         row = rows.get(table_id)
@@ -95,10 +100,23 @@ def visible_matches(
             continue
         database = names[row.source_id]
         schema = row.schema_name or None
-        if not principal.may_see_table(database, row) or principal.row_filter(database, row.name, schema):
+        if not principal.may_see_table(database, row):
             continue
         masks = principal.column_masks(database, row.name, [m.column for m in found], schema)
         kept = [m for m in found if masks.get(m.column) is None]
+        if kept and rows_differ_for(principal, database, row):
+            kept = [] if reads is None else _held(reads, database, row, kept)
         if kept:
             shown[table_id] = sorted(kept, key=lambda m: -len(m.value))
     return shown
+
+
+def _held(reads: ViewerReads, database: str, row: SourceTable, matches: list[ValueMatch]) -> list[ValueMatch]:
+    by_column: dict[str, list[ValueMatch]] = {}
+    for match in matches:
+        by_column.setdefault(match.column, []).append(match)
+    kept = []
+    for column, found in by_column.items():
+        present = reads.values_present(database, row, column, [m.value for m in found])
+        kept += [m for m in found if m.value in present]
+    return kept

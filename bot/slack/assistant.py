@@ -29,6 +29,7 @@ from sqlalchemy import func, select
 
 from bot.slack.web import ASSISTANT
 from core.config_file import ConfigFile
+from core.database_summary import summaries_for
 from core.permissions import resolve_principal
 from core.storable_text import storable
 from core.store.database import Store
@@ -95,7 +96,8 @@ def permitted_databases(
     with store.transaction() as session:
         principal = resolve_principal(session, config, "slack", user_id)
         sources = search_queries.sources(session)
-        databases = sorted((s.name, s.summary) for s in sources if principal.may_see(s.name))
+        summaries = summaries_for(session, principal, sources)
+        databases = sorted((s.name, summaries.get(s.name)) for s in sources if principal.may_see(s.name))
         used = (
             channel_usage.databases_asked_about(session, platform="slack", workspace_id=team, channel_id=viewing)
             if viewing

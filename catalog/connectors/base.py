@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 TypeFamily = Literal["integer", "decimal", "float", "text", "date", "datetime", "time", "boolean", "binary", "other"]
 TableKind = Literal["table", "view"]
@@ -98,6 +101,15 @@ class Connector(Protocol):
     def view_reads(self, ref: TableRef) -> list[tuple[str | None, str]] | None:
         """What view `ref` reads, through views behind it, as (schema, name) (None: the default schema); [] for a
         table; None when it cannot be followed."""
+        ...
+
+    def view_definition(self, ref: TableRef) -> exp.Query | None:
+        """The parsed query behind view `ref`; None for a table or when it cannot be read or parsed."""
+        ...
+
+    @property
+    def sqlglot_dialect(self) -> str | None:
+        """sqlglot's name for the source's SQL dialect, None when its view definitions are not read."""
         ...
 
     def close(self) -> None: ...

@@ -15,12 +15,13 @@ from dataclasses import replace
 from random import Random
 from typing import Any
 
-from sqlalchemy import URL, Connection, Engine, create_engine, event, func, inspect, select
+from sqlalchemy import URL, Connection, Engine, create_engine, event, func, inspect, select, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DBAPIError, NoSuchModuleError, NoSuchTableError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import FromClause
+from sqlglot import exp
 
 from catalog.connectors.base import ColumnInfo, Sample, TableInfo, TableRef
 from catalog.connectors.errors import SourceTimeout, driver_message
@@ -28,8 +29,13 @@ from catalog.connectors.introspection import list_refs, read_table, user_schemas
 from catalog.connectors.lookup import prepare
 from catalog.connectors.sampling import Rows, batches, fetch, rng_for, source
 from catalog.sql_tables import TableName
+from catalog.view_definitions import view_definition
 from catalog.view_reads import FOLLOWED_FAMILIES, NameRefused, family_of, resolve
 from core.errors import SourceError
+
+#: sqlglot's name for each engine family whose view definitions are read.
+SQLGLOT_DIALECTS = {"sqlite": "sqlite", "mysql": "mysql", "postgresql": "postgres"}
+_DEFAULT_SCHEMA = {"sqlite": "SELECT 'main'", "mysql": "SELECT DATABASE()", "postgresql": "SELECT current_schema()"}
 
 
 class GenericConnector:
@@ -133,6 +139,26 @@ class GenericConnector:
         if resolved.unverifiable or resolved.view_reads is None:
             return None
         return list(dict.fromkeys(resolved.view_reads))
+
+    @property
+    def sqlglot_dialect(self) -> str | None:
+        return SQLGLOT_DIALECTS.get(family_of(str(self.sa_engine.dialect.name)))
+
+    def view_definition(self, ref: TableRef) -> exp.Query | None:
+        """The parsed query behind view `ref`, or None (a table, an engine whose definitions are not read, or a
+        definition that cannot be read or parsed)."""
+        family = family_of(str(self.sa_engine.dialect.name))
+        dialect = SQLGLOT_DIALECTS.get(family)
+        if ref.kind != "view" or dialect is None:
+            return None
+        try:
+            with self._session("read the definition of", ref) as conn:
+                schema = ref.schema or str(conn.execute(text(_DEFAULT_SCHEMA[family])).scalar_one())
+                definition = view_definition(conn, family, schema, ref.name, dialect)
+                conn.rollback()
+        except SourceError:
+            return None
+        return definition
 
     def close(self) -> None:
         self.sa_engine.dispose()

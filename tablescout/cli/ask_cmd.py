@@ -35,11 +35,13 @@ def search_only(config: Settings, store: Store, session: ConsoleSession, questio
     """What search finds for a question, for when no model is configured to answer it."""
     from search.service import SearchRequest, search_tables
     from workers.runtime import encoders_for
+    from workers.viewer_reads import SqlViewerReads
 
     with store.transaction() as db:
         principal, viewer = principal_for(db, config, session.user)
         request = SearchRequest(question=question, databases=list(session.pins))
-        result = search_tables(db, principal, request, encoders_for(config), viewer)
+        reads = SqlViewerReads(db, config, principal)
+        result = search_tables(db, principal, request, encoders_for(config), viewer, reads)
     return {
         "searched": result.searched.describe() + ": " + ", ".join(result.searched.databases),
         "candidates": [c.contract() for c in result.candidates],

@@ -1,8 +1,9 @@
 """`tablescout card NAME TABLE [--json] [--user ID]`: the table card as the model sees it, or as JSON.
 
 Without `--user` the operator's view (everything); with it, the card as that chat user's turn would show it: a
-table or view they may not see answers like a missing one, and links, code meanings and notes that come from
-tables they may not see are left out.
+table or view they may not see answers like a missing one, links, code meanings and notes that come from tables
+they may not see are left out, and where their row filters or column masks apply, counts and values are those
+their own SQL would read.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def card(
     from core.store.repositories import sources as source_repo
     from core.store.repositories.notes import for_table
     from search.notes import notes_for_card
+    from workers.viewer_reads import SqlViewerReads
 
     config = settings()
     with current_store(config) as store, store.transaction() as session:
@@ -58,7 +60,8 @@ def card(
             shared = for_table(session, row.id)
             notes = [(n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in shared]
         else:
-            data = card_for_principal(principal, database, dict(row.card))
+            facts = SqlViewerReads(session, config, principal).table_facts(database, row, "full")
+            data = card_for_principal(principal, database, dict(row.card), facts)
             shown = notes_for_card(session, principal, row.id, viewer)
             notes = [(n.id, n.text, n.author, n.created_at) for n in shown]
         data["visible"] = row.visible

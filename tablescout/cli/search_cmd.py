@@ -78,6 +78,7 @@ def _batch_line(raw: str, number: int) -> dict[str, Any]:
 def _run_batch(path: Path, k: int, config: Settings) -> int:
     from search.service import SearchRequest, search_tables
     from workers.runtime import encoders_for
+    from workers.viewer_reads import SqlViewerReads
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -96,7 +97,8 @@ def _run_batch(path: Path, k: int, config: Settings) -> int:
                 with store.transaction() as session:
                     principal, viewer = principal_for(session, config, item.get("user"))
                     request = SearchRequest(item["question"], databases=item.get("databases") or [], k=k)
-                    result = search_tables(session, principal, request, encoders, viewer)
+                    reads = SqlViewerReads(session, config, principal)
+                    result = search_tables(session, principal, request, encoders, viewer, reads)
                 out = {"id": item_id} | result_json(result, full=False)
             except TablescoutError as exc:
                 failures += 1
@@ -131,12 +133,14 @@ def search(
         raise ConfigError('give a question, e.g. tablescout search "how many orders shipped last month?"')
     from search.service import SearchRequest, search_tables
     from workers.runtime import encoders_for
+    from workers.viewer_reads import SqlViewerReads
 
     encoders = encoders_for(config)
     with current_store(config) as store, store.transaction() as session:
         principal, viewer = principal_for(session, config, user)
         request = SearchRequest(question, databases=db or [], terms=term or [], k=k)
-        result = search_tables(session, principal, request, encoders, viewer)
+        reads = SqlViewerReads(session, config, principal)
+        result = search_tables(session, principal, request, encoders, viewer, reads)
     if as_json:
         typer.echo(json.dumps(result_json(result, full=True), indent=2, ensure_ascii=False))
     else:

@@ -6,7 +6,8 @@ import copy
 import json
 from typing import Any
 
-from core.card_view import DataPolicies, card_for_viewer
+from core.card_policies import DataPolicies
+from core.card_view import card_for_viewer
 
 
 def _stored() -> dict[str, Any]:
@@ -51,6 +52,7 @@ def test_masks_and_filters_change_the_shown_card_only() -> None:
     policies = DataPolicies(
         masks=lambda schema, table, columns: {"CARD_NO": "redact"} if table == "ORD_MST" else {},
         filtered=lambda schema, table: table in ("ORD_MST", "ORD_MST_BAK"),
+        may_mask=lambda schema, table: table == "ORD_MST",
     )
     shown = card_for_viewer(stored, lambda schema, name: name != "EMP_MST", policies)
     assert json.dumps(stored, sort_keys=True) == before

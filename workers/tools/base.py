@@ -22,6 +22,7 @@ from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo
 from search.service import Encoders
 from workers.models.types import ToolSpec
+from workers.viewer_reads import SqlViewerReads
 
 
 class ToolInputError(TablescoutError):
@@ -184,6 +185,13 @@ def visible_table(context: ToolContext, source: Source, name: str) -> SourceTabl
     return row
 
 
+def viewer_reads(context: ToolContext) -> SqlViewerReads:
+    """Counting for this user through their own SQL path (`workers.viewer_reads`)."""
+    return SqlViewerReads(context.session, context.settings, context.principal)
+
+
 def viewer_card(context: ToolContext, source: Source, row: SourceTable) -> dict[str, Any]:
-    """The card of `row` as this user may see it: nothing in it leads to or comes from a table they may not see."""
-    return card_for_principal(context.principal, source.name, dict(row.card or {}))
+    """The card of `row` as this user may see it: nothing in it leads to or comes from a table they may not see,
+    and its counts and values are those their own SQL would read (`core.card_policies`)."""
+    facts = viewer_reads(context).table_facts(source.name, row, "full")
+    return card_for_principal(context.principal, source.name, dict(row.card or {}), facts)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from core.card_policies import basis_without_figures
+from core.card_view import rows_differ_for
 from core.store.models import JoinCandidate, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from workers.models.types import ToolSpec
@@ -45,13 +47,14 @@ JOIN_SPEC = ToolSpec(
 )
 
 
-def _describe(join: JoinCandidate, names: dict[int, str]) -> str:
+def _describe(join: JoinCandidate, names: dict[int, str], figures: bool = True) -> str:
+    """The join as text; without `figures` its basis leaves out the sample counts read from every row."""
     text = (
         f"{names[join.from_table_id]}({', '.join(join.from_columns)}) = "
         f"{names[join.to_table_id]}({', '.join(join.to_columns)})"
     )
     if join.kind == "inferred":
-        text += f" [inferred {join.confidence:.2f}: {join.basis}]"
+        text += f" [inferred {join.confidence:.2f}: {join.basis if figures else basis_without_figures(join.basis)}]"
     return text
 
 
@@ -103,8 +106,14 @@ def run_join(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     ids = {t.id for t in chosen}
     direct = [j for j in joins if {j.from_table_id, j.to_table_id} <= ids]
     lines = [f"Joins among {', '.join(t.name for t in chosen)} in {source.name}:"]
+    # The basis of an inferred join counts sampled values of both tables, read from every row.
+    differ = {t_id for t_id in seen if rows_differ_for(context.principal, source.name, tables[t_id])}
     declared = [_describe(j, names) for j in direct if j.kind == "declared"]
-    inferred = [_describe(j, names) for j in direct if j.kind == "inferred"]
+    inferred = [
+        _describe(j, names, figures=not {j.from_table_id, j.to_table_id} & differ)
+        for j in direct
+        if j.kind == "inferred"
+    ]
     lines.append("Declared keys: " + ("; ".join(declared) if declared else "none"))
     lines.append("Inferred candidates: " + ("; ".join(inferred) if inferred else "none"))
     edges: dict[int, list[JoinCandidate]] = {}
@@ -125,7 +134,10 @@ def run_join(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             if join not in path:
                 path.append(join)
                 joined.update((join.from_table_id, join.to_table_id))
-    lines.append("Shortest path: " + " → ".join(_describe(j, names) for j in path))
+    lines.append(
+        "Shortest path: "
+        + " → ".join(_describe(j, names, figures=not {j.from_table_id, j.to_table_id} & differ) for j in path)
+    )
     return ToolOutput("\n".join(lines))
 
 

@@ -19,6 +19,7 @@ from workers.tools.base import (
     shown_database,
     shown_databases,
     text_argument,
+    viewer_reads,
     visible_tables,
 )
 from workers.tools.status_words import joined, subject_words
@@ -100,7 +101,9 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         raise ToolInputError("argument 'k' must be an integer")
     request = SearchRequest(question=question, databases=databases, terms=list_argument(arguments, "terms"), k=k)
     try:
-        result = search_tables(context.session, context.principal, request, context.encoders, context.viewer)
+        result = search_tables(
+            context.session, context.principal, request, context.encoders, context.viewer, viewer_reads(context)
+        )
     except SearchInputError as exc:
         raise ToolInputError(str(exc)) from exc
     lines = [

@@ -5,7 +5,7 @@
   (a small model otherwise resends a failing statement until the round limit).
 - `error_hint`: after "no such column" or "no such table" (in SQLite's, MariaDB's or PostgreSQL's words), the
   columns of the tables the query reads, or the tables with names like the unknown one; only tables the user may
-  see are named.
+  see are named, and only the columns their card shows (a column hidden from them is not named).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from core.card_view import card_for_principal
 from core.store.models import Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from workers.models.json_replies import REPEATED_SQL
@@ -68,8 +69,9 @@ def earlier_failure(context: ToolContext, database: str, statements: Sequence[st
     return None
 
 
-def _column_names(table: SourceTable) -> list[str]:
-    columns = (table.card or {}).get("columns", [])
+def _column_names(context: ToolContext, source: Source, table: SourceTable) -> list[str]:
+    """The columns of `table` as the user's card shows them (a column hidden from them is not there)."""
+    columns = card_for_principal(context.principal, source.name, dict(table.card or {})).get("columns", [])
     return [str(c["name"]) for c in columns if isinstance(c, dict) and "name" in c]
 
 
@@ -112,9 +114,9 @@ def _columns_hint(
         row = catalog_repo.find_table(context.session, source.id, name, schema)
         if row is None or not row.visible:
             continue
-        if not context.principal.may_see(source.name, row.name, row.schema_name or None):
+        if not context.principal.may_see_table(source.name, row):
             continue
-        columns = _column_names(row)
+        columns = _column_names(context, source, row)
         everything += columns
         for column in columns:
             owners.setdefault(column.upper(), []).append(row.name)

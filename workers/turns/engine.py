@@ -15,10 +15,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from sqlalchemy.orm import Session
 
+from core.database_summary import summaries_for
 from core.errors import TablescoutError
 from core.permissions import PLATFORMS, Principal, resolve_principal
 from core.settings import Settings
-from core.store.database import Store
+from core.store.database import Store, connection_lost
 from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
@@ -126,7 +127,9 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
     history, own_texts = thread_history(session, principal, turn, asker)
     registered = queries.sources(session)
     viewed = viewed_databases(session, principal, conversation, turn)
-    listing = database_list(registered, principal, turn.question, viewed)
+    listing = database_list(
+        registered, principal, turn.question, viewed, summaries_for(session, principal, registered)
+    )
     examples = verified_examples(session, principal, env.encoders.embedder, turn.question, listing)
     first = render_first_input(listing, turn.question, turn.pins, examples, viewed)
     context = ToolContext(
@@ -320,6 +323,8 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
         log.warning("turn %s: model error: %s", turn_id, exc)
         return _finish(env, run, "failed", exc.user_message, str(exc))
     except Exception as exc:  # a fault of ours: the user gets an honest answer, the operator the traceback
+        if connection_lost(exc):
+            raise  # the metadata store went away: the turn is run again (job, sweep or console), not failed
         log.exception("turn %s failed", turn_id)
         answer = "Something went wrong on my side while answering; please ask again. The operator can see why."
         return _finish(env, run, "failed", answer, f"{type(exc).__name__}: {exc}"[:2000])

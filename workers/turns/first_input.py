@@ -1,9 +1,10 @@
 """The first input of a conversation (SPEC §4): which databases the user can query, and which they cannot.
 
 Up to ten queryable databases, ordered by how many words they share with the question, each with its engine; the
-first three carry their summary cut to 120 characters. Databases the user may not query are named only, so the model
-can say the data exists without learning anything about it. Approved verified examples of similar questions that
-the user may see in full follow the list (search/examples.py), marked as reference data, not instructions.
+first three carry their summary, as the user may read it (`core.database_summary`), cut to 120 characters.
+Databases the user may not query are named only, so the model can say the data exists without learning anything
+about it. Approved verified examples of similar questions that the user may see in full follow the list
+(search/examples.py), marked as reference data, not instructions.
 
 In a Slack assistant thread the channel its user is viewing counts too: the databases that channel's questions use
 (core/store/repositories/channel_usage.py), those the user may query, break ties in the list and are named as the
@@ -12,8 +13,8 @@ default when the question pins none. Only the channel Slack sent for the thread'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
@@ -38,14 +39,16 @@ ENGINE_NAMES = {"sqlite": "SQLite", "mariadb": "MariaDB", "mysql": "MySQL", "pos
 class DatabaseList:
     allowed: list[Source]
     forbidden: list[str]
+    #: Summaries of allowed databases as the user may read them (`core.database_summary.summaries_for`).
+    summaries: Mapping[str, str] = field(default_factory=dict)
 
 
 def engine_name(engine: str) -> str:
     return ENGINE_NAMES.get(engine, engine)
 
 
-def _shared_words(question: set[str], source: Source) -> int:
-    text = " ".join([source.name, *source.aliases, source.summary or ""])
+def _shared_words(question: set[str], source: Source, summary: str) -> int:
+    text = " ".join([source.name, *source.aliases, summary])
     own = set(words(text))
     for label in [source.name, *source.aliases]:
         own.update(w.lower() for w in expand_words(label))
@@ -53,15 +56,23 @@ def _shared_words(question: set[str], source: Source) -> int:
 
 
 def database_list(
-    sources: Sequence[Source], principal: Principal, question: str, preferred: Sequence[str] = ()
+    sources: Sequence[Source],
+    principal: Principal,
+    question: str,
+    preferred: Sequence[str] = (),
+    summaries: Mapping[str, str] | None = None,
 ) -> DatabaseList:
-    """Queryable databases by words shared with the question, then `preferred` (the viewed channel's) first."""
+    """Queryable databases by words shared with the question (their names and `summaries`, as the user may read
+    them), then `preferred` (the viewed channel's) first."""
     wanted = set(words(question))
+    shown = dict(summaries or {})
     allowed = [s for s in sources if principal.may_see(s.name)]
     forbidden = sorted(s.name for s in sources if not principal.may_see(s.name))
     rank = {name: index for index, name in enumerate(preferred)}
-    allowed.sort(key=lambda s: (-_shared_words(wanted, s), rank.get(s.name, len(rank)), s.name))
-    return DatabaseList(allowed=allowed, forbidden=forbidden)
+    allowed.sort(
+        key=lambda s: (-_shared_words(wanted, s, shown.get(s.name, "")), rank.get(s.name, len(rank)), s.name)
+    )
+    return DatabaseList(allowed=allowed, forbidden=forbidden, summaries=shown)
 
 
 def viewed_databases(session: Session, principal: Principal, conversation: Conversation, turn: Turn) -> list[str]:
@@ -100,8 +111,9 @@ def render_first_input(
         lines.append("- none: this user may not query any database")
     for index, source in enumerate(listing.allowed[:LISTED]):
         line = f"- {source.name} ({engine_name(source.engine)})"
-        if index < SUMMARISED and source.summary:
-            line += f": {cut(source.summary, SUMMARY_CHARS)}"
+        summary = listing.summaries.get(source.name)
+        if index < SUMMARISED and summary:
+            line += f": {cut(summary, SUMMARY_CHARS)}"
         lines.append(line)
     if len(listing.allowed) > LISTED:
         lines.append(f"- … and {len(listing.allowed) - LISTED} more (search_tables searches all of them)")

@@ -36,7 +36,7 @@ from core.store.repositories import turns as turn_repo
 from search.service import SearchRequest, search_tables
 from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult, ToolSpec
 from workers.sql.guard import dialect_for
-from workers.tools.base import SqlRecord, ToolContext, queryable_source
+from workers.tools.base import SqlRecord, ToolContext, queryable_source, viewer_reads
 from workers.tools.sql_tool import SQL_TOOL
 from workers.tools.toolbox import StepCallback, ToolRunner
 from workers.turns import compact_schema
@@ -200,7 +200,9 @@ def _search(guided: _Guided, question: str, terms: list[str], prior: Selection |
     context = guided.context
     started = time.perf_counter()
     request = SearchRequest(question=question, databases=list(context.pins), terms=terms, k=SEARCH_K)
-    result = search_tables(context.session, context.principal, request, context.encoders, context.viewer)
+    result = search_tables(
+        context.session, context.principal, request, context.encoders, context.viewer, viewer_reads(context)
+    )
     selection = choose(context, question, result, prior)
     arguments: dict[str, Any] = {"question": question} | ({"terms": terms} if terms else {})
     if context.pins:

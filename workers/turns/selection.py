@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.database_summary import summaries_for
 from core.store.repositories import search_queries as queries
 from search.candidates import Candidate
 from search.examples import ExampleHit
@@ -254,7 +255,7 @@ def _schema_tables(context: ToolContext, source: Any, candidates: Sequence[Candi
 
 
 def _summaries(context: ToolContext, names: Sequence[str]) -> list[tuple[str, str]]:
-    summaries = {s.name: (s.summary or "") for s in queries.sources(context.session)}
+    summaries = summaries_for(context.session, context.principal, queries.sources(context.session))
     shown = []
     for name in names:
         summary = " ".join(summaries.get(name, "").split())

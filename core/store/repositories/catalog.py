@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from core.store.models import JoinCandidate, Source, SourceTable, TableColumn
 
@@ -77,3 +77,21 @@ def record_analysis(session: Session, source_id: int, summary: str, at: datetime
     if version:
         values["engine_version"] = version
     session.execute(update(Source).where(Source.id == source_id).values(**values))
+
+
+def visible_tables_without_cards(session: Session, source_id: int) -> list[SourceTable]:
+    """The visible tables of a source, their cards left unread (kind and view reads come with the row)."""
+    stmt = (
+        select(SourceTable)
+        .where(SourceTable.source_id == source_id, SourceTable.visible)
+        .options(defer(SourceTable.card), defer(SourceTable.card_text), defer(SourceTable.facts))
+    )
+    return list(session.scalars(stmt))
+
+
+def declared_references(session: Session, source_id: int) -> list[tuple[int, int]]:
+    """(referencing table id, referenced table id) of each declared foreign key among a source's tables."""
+    stmt = select(JoinCandidate.from_table_id, JoinCandidate.to_table_id).where(
+        JoinCandidate.source_id == source_id, JoinCandidate.kind == "declared"
+    )
+    return [(int(a), int(b)) for a, b in session.execute(stmt)]
