@@ -37,9 +37,7 @@ def summary_text(database: str, engine: str, tables: Sequence[SummaryTable]) -> 
     copies = [t.name for t in tables if t.copy]
     partitions = [t.name for t in tables if t.role == "partition"]
     counted = [t for t in tables if not t.copy]
-    rows = (
-        f", about {sum(t.rows or 0 for t in counted):,} rows" if all(t.rows is not None for t in counted) else ""
-    )
+    rows = f", about {sum(t.rows or 0 for t in counted):,} rows" if all(t.rows is not None for t in counted) else ""
     main = sorted((t for t in tables if t.role == "live"), key=lambda t: (-t.referenced_by, -(t.rows or 0)))
     head = f"{database} ({engine}): {len(tables)} tables{rows}."
     tail = []

@@ -127,9 +127,7 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
     history, own_texts = thread_history(session, principal, turn, asker)
     registered = queries.sources(session)
     viewed = viewed_databases(session, principal, conversation, turn)
-    listing = database_list(
-        registered, principal, turn.question, viewed, summaries_for(session, principal, registered)
-    )
+    listing = database_list(registered, principal, turn.question, viewed, summaries_for(session, principal, registered))
     examples = verified_examples(session, principal, env.encoders.embedder, turn.question, listing)
     first = render_first_input(listing, turn.question, turn.pins, examples, viewed)
     context = ToolContext(

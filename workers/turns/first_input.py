@@ -69,9 +69,7 @@ def database_list(
     allowed = [s for s in sources if principal.may_see(s.name)]
     forbidden = sorted(s.name for s in sources if not principal.may_see(s.name))
     rank = {name: index for index, name in enumerate(preferred)}
-    allowed.sort(
-        key=lambda s: (-_shared_words(wanted, s, shown.get(s.name, "")), rank.get(s.name, len(rank)), s.name)
-    )
+    allowed.sort(key=lambda s: (-_shared_words(wanted, s, shown.get(s.name, "")), rank.get(s.name, len(rank)), s.name))
     return DatabaseList(allowed=allowed, forbidden=forbidden, summaries=shown)
 
 
