@@ -25,6 +25,7 @@ from catalog.connectors.base import Connector, TableInfo, TableRef
 from catalog.copy_detection import Judgement, TableFacts, detect_roles
 from catalog.probe import probe
 from catalog.table_facts import Measured, fingerprint, key_resolver, measure
+from core import interrupts
 from core.errors import NotFoundError, SourceError, TablescoutError
 from core.settings import Settings
 from core.store.database import Store
@@ -108,6 +109,8 @@ def _measure_all(
 ) -> dict[str, Measured]:
     measured: dict[str, Measured] = {}
     for ref in refs:
+        # A stop signal that arrived inside an SQLite statement was taken for its timeout: stop here instead.
+        interrupts.raise_if_requested()
         if progress is not None:
             progress.working_on(ref.qualified)
         try:
@@ -259,6 +262,7 @@ def analyze_source(
         if progress is not None:
             progress.start(source.name, len(refs))
         measured = _measure_all(connector, refs, _stored_facts(store, source.id), options, progress, report)
+        interrupts.raise_if_requested()
         judgements = judge(connector, measured)
         code_tables = _code_tables(connector, measured) if options.profile else []
         built = build_cards(connector, source.name, measured, judgements, code_tables, options.profile)

@@ -15,6 +15,10 @@ class StoreError(TablescoutError):
     """The metadata store cannot be reached or is not usable (missing extension, wrong version)."""
 
 
+class StoreUnavailable(StoreError):
+    """The metadata store does not answer now (its server is down, starting or unreachable); trying later may work."""
+
+
 class SourceError(TablescoutError):
     """A source database cannot be registered or reached."""
 

@@ -64,6 +64,10 @@ def _shared_store(settings: Settings) -> Store:
             opened.close()
             raise
         _store = opened
+    elif _store.embedded is not None and not _store.embedded.running():
+        # The embedded server died (killed, out of memory): the next job to ask (the beat's sweep, every few
+        # seconds) starts it again, rather than every job failing until some command happens to start it.
+        _store.revive()
     return _store
 
 
@@ -71,6 +75,13 @@ def store() -> Store:
     """The process's metadata store, opened on first use (by a turn or by a chat delivery)."""
     with _lock:
         return _shared_store(_environment.settings if _environment is not None else load_settings())
+
+
+def revive_store() -> None:
+    """Bring the process's store back after it went away under a job (StoreUnavailable while it does not answer)."""
+    with _lock:
+        if _store is not None:
+            _store.revive()
 
 
 def environment() -> TurnEnvironment:

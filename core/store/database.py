@@ -1,11 +1,14 @@
 """Opening the metadata store: the server named by TABLESCOUT_DATABASE_URL, or the embedded one.
 
 The command or task boundary owns the transaction: it calls `Store.transaction()` and hands the session to
-services and repositories, which never commit.
+services and repositories, which never commit. When the store goes away under a long-lived process (a worker, a
+console waiting for a turn), `connection_lost` recognises the error and `Store.revive` brings the store back: the
+embedded server is started again, a server named by URL is reconnected to once it answers.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import URL, Engine, create_engine, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 
-from core.errors import StoreError
+from core.errors import StoreError, StoreUnavailable
 from core.settings import Settings
 from core.store.embedded import EmbeddedServer, start_embedded
 
@@ -27,6 +30,24 @@ CONNECT_TIMEOUT_S = 5
 #: so a command-line process keeps the one or two it uses).
 POOL_SIZE = 20
 POOL_OVERFLOW = 20
+#: SQLSTATE classes of a connection that broke or could not be made: connection exceptions (08) and the server
+#: shutting down or starting (57P01-57P05); a deadlock or a cancelled statement (also OperationalError) is neither.
+LOST_SQLSTATES = ("08", "57P")
+
+log = logging.getLogger(__name__)
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether `exc` is a database connection that broke mid-statement or could not be made (the server went away,
+    is restarting or was killed), as opposed to an error of the statement itself."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    return sqlstate is None or str(sqlstate).startswith(LOST_SQLSTATES)
 
 
 @dataclass
@@ -45,6 +66,25 @@ class Store:
             self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         with self.sessions.begin() as session:
             yield session
+
+    def revive(self) -> None:
+        """Bring the store back after its server went away: start the embedded server again when it stopped (or
+        attach to the one another process started), drop the pool's broken connections, and check it answers.
+        Raises StoreError while it does not."""
+        if self.embedded is not None and self.embedded.restart():
+            url = self.embedded.url
+            if url != self.engine.url:  # the server's socket moved: a new engine (new sessions follow it)
+                self.engine.dispose()
+                self.engine, self.sessions = _engine(url), None
+            else:
+                self.engine.dispose()
+        where = self.engine.url.render_as_string(hide_password=True)
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except SQLAlchemyError as exc:
+            raise StoreUnavailable(f"the metadata store at {where} does not answer: {_first_line(exc)}") from exc
+        log.info("the metadata store at %s answers again", where)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -67,13 +107,29 @@ def _normalise(url: str) -> URL:
     return parsed
 
 
+def _first_line(exc: SQLAlchemyError) -> str:
+    orig = getattr(exc, "orig", None)
+    lines = str(orig if orig is not None else exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _engine(url: URL) -> Engine:
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=POOL_SIZE,
+        max_overflow=POOL_OVERFLOW,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+    )
+
+
 def _check_server(engine: Engine, where: str) -> None:
     try:
         with engine.connect() as conn:
             available = conn.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).first()
     except OperationalError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-        raise StoreError(f"cannot reach the metadata store at {where}: {reason}") from exc
+        reason = _first_line(exc)
+        raise StoreUnavailable(f"cannot reach the metadata store at {where}: {reason}") from exc
     if available is None:
         raise StoreError(
             f"the metadata store at {where} has no pgvector ('vector' extension is not available); "
@@ -89,13 +145,7 @@ def open_store(settings: Settings) -> Store:
     else:
         embedded = start_embedded(settings.embedded_pgdata)
         url = embedded.url
-    engine = create_engine(
-        url,
-        pool_pre_ping=True,
-        pool_size=POOL_SIZE,
-        max_overflow=POOL_OVERFLOW,
-        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
-    )
+    engine = _engine(url)
     try:
         _check_server(engine, url.render_as_string(hide_password=True))
     except StoreError:

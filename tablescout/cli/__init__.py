@@ -8,11 +8,13 @@ from typing import NoReturn
 import typer
 from rich.markup import escape
 
+from core import interrupts
 from core.errors import TablescoutError
 from tablescout.cli import (
     directory_cmd,
     examples_cmd,
     health_cmd,
+    mask_key_cmd,
     model_cmd,
     note_cmd,
     review_cmd,
@@ -22,7 +24,7 @@ from tablescout.cli import (
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import ask, chat
 from tablescout.cli.card_cmd import card
-from tablescout.cli.context import errors
+from tablescout.cli.context import errors, exit_interrupted
 from tablescout.cli.demo_cmd import demo
 from tablescout.cli.init_cmd import init
 from tablescout.cli.search_cmd import search
@@ -52,6 +54,7 @@ app.command("serve")(serve)
 app.add_typer(directory_cmd.app, name="directory")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(health_cmd.app, name="health")
+app.add_typer(mask_key_cmd.app, name="mask-key")
 
 
 def _not_utf8(arguments: list[str]) -> int | None:
@@ -70,11 +73,18 @@ def _fail(message: str) -> NoReturn:
 
 
 def main() -> None:
+    interrupts.install()  # SIGINT, SIGTERM, SIGHUP: the store and children are closed on the way out
     position = _not_utf8(sys.argv[1:])
     if position is not None:
         _fail(f"argument {position} is not valid UTF-8 text; nothing was done")
     try:
         app()
+    except SystemExit as exc:
+        exit_interrupted(exc)
+        raise
+    except interrupts.Interrupted as exc:  # one that reached past Typer's own handling
+        exit_interrupted(SystemExit(exc.exit_code))
+        raise
     except TablescoutError as exc:
         _fail(str(exc))
     except Exception as exc:

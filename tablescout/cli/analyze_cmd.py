@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from core import interrupts
 from core.errors import ConfigError
 from tablescout.cli.context import console, current_store, errors, settings
 
@@ -122,11 +123,21 @@ def analyze(
             if not names:
                 raise ConfigError("no sources registered yet; add one with `tablescout source add NAME URL`")
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=errors, transient=as_json) as progress, IndexUpkeep(store) as upkeep:
-            for name in names or []:
-                refreshed.append(refresh_source(config, store, name, options, BarProgress(progress), upkeep=upkeep))
+        with Progress(*columns, console=errors, transient=as_json) as progress:
+            upkeep = IndexUpkeep(store)
+            try:
+                for name in names or []:
+                    refreshed.append(refresh_source(config, store, name, options, BarProgress(progress), upkeep=upkeep))
+            except interrupts.Interrupted:
+                # Stopped: no rebuild of every chunk on the way out. The next analyze builds a vector index this
+                # run set aside; searches meanwhile find nearest chunks by an exact scan.
+                raise
+            except BaseException:
+                upkeep.close()
+                raise
             if upkeep.suspension is not None:
                 progress.console.print("building the search vector index again over every chunk...")
+            upkeep.close()
     reports = [r.analysis for r in refreshed]
     if as_json:
         rows = [asdict(r.analysis) | {"index": asdict(r.index) if r.index else None} for r in refreshed]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+
+from core import interrupts
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -41,3 +45,20 @@ def current_store(config: Settings) -> Iterator[Store]:
         yield store
     finally:
         store.close()
+
+
+#: The exit status Typer gives a command a KeyboardInterrupt ended, whatever signal raised it.
+TYPER_INTERRUPTED = 130
+
+
+def exit_interrupted(ending: SystemExit) -> None:
+    """When a stop signal ended the command (core.interrupts): say so and exit 128 + its number (130 for Ctrl-C,
+    143 for SIGTERM), as a shell reports a command a signal ended. Everything on the way out has run by then: the
+    unfinished transaction was rolled back, the store closed. A command that took Ctrl-C as its user's way out
+    (the chat prompt) ends as it chose."""
+    signum = interrupts.requested()
+    if signum is None or (signum == signal.SIGINT and ending.code != TYPER_INTERRUPTED):
+        return
+    name = signal.Signals(signum).name
+    errors.print(f"[yellow]stopped by {name}:[/] what was saved before it is kept; the unfinished part was not saved")
+    sys.exit(128 + signum)

@@ -1,5 +1,9 @@
 """Console turns: a message becomes a stored turn, runs in a worker (Redis set) or in this process, and its
 stored result comes back for printing. The same turn code runs either way.
+
+When the metadata store goes away meanwhile, the console brings it back (starting the embedded server again) and
+goes on: a turn running here is run again, a worker's turn is waited for while the worker runs it again. Only a
+store that stays away ends the wait, with a message that says what becomes of the turn.
 """
 
 from __future__ import annotations
@@ -9,13 +13,13 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.messages import parse_message, too_long
-from core.errors import ConfigError, TablescoutError
+from core.errors import ConfigError, StoreUnavailable, TablescoutError
 from core.permissions import parse_user_ref, resolve_principal
 from core.settings import Settings
-from core.store.database import Store
+from core.store.database import Store, connection_lost
 from core.store.models import Turn
 from core.store.repositories import sources as source_repo
 from core.store.repositories import turns as turn_repo
@@ -25,12 +29,23 @@ CONSOLE = "console"
 POLL_S = 0.1
 #: How long past the turn's deadline the console waits for a worker before giving up on it.
 WAIT_MARGIN_S = 60.0
+#: How often a turn running in this process is run again after the metadata store went away under it.
+STORE_RETRIES = 2
+#: How long the console waits for the metadata store to answer again before it gives up on the turn.
+STORE_BACK_S = 60.0
+STORE_RETRY_S = 1.0
+STORE_LOST = "The metadata store went away; starting it again…"
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 
 class TurnWaitError(TablescoutError):
     """No worker finished the turn in time (is `tablescout worker` running against the same Redis?)."""
+
+
+class StoreLostError(TablescoutError):
+    """The metadata store went away during a turn and did not come back in time."""
 
 
 @dataclass
@@ -101,15 +116,30 @@ class ConsoleSession:
     def run(self, turn_id: int, progress: Progress) -> dict[str, Any]:
         """Run the turn (in a worker or here) and return its stored result."""
         if self.in_process:
-            from workers.runtime import open_environment
-            from workers.turns.engine import run_turn
-
-            if self._environment is None:
-                self._environment = open_environment(self.settings, self.store)
-            run_turn(self._environment, turn_id, progress)
+            self._run_here(turn_id, progress)
+            lost = self._lost_here(turn_id)
         else:
             self._wait_for_worker(turn_id, progress)
-        return self.result(turn_id)
+            lost = self._lost_on_worker(turn_id)
+        return self._through_store_loss(lambda: self.result(turn_id), progress, lost)
+
+    def _run_here(self, turn_id: int, progress: Progress) -> None:
+        from workers.runtime import open_environment
+        from workers.turns.engine import run_turn
+
+        for attempt in range(STORE_RETRIES + 1):
+            try:
+                if self._environment is None:
+                    self._environment = open_environment(self.settings, self.store)
+                run_turn(self._environment, turn_id, progress)
+                return
+            except Exception as exc:
+                if not connection_lost(exc):
+                    raise
+                if attempt == STORE_RETRIES:
+                    raise StoreLostError(self._lost_here(turn_id)) from exc
+            # The turn's lease is this process's own: the next run claims it again and starts over.
+            self._bring_back_store(progress, self._lost_here(turn_id))
 
     def _wait_for_worker(self, turn_id: int, progress: Progress) -> None:
         from workers.app import TURN_TASK, app
@@ -117,14 +147,11 @@ class ConsoleSession:
         app.send_task(TURN_TASK, args=[turn_id])
         give_up = time.monotonic() + self.settings.turn_deadline_s + WAIT_MARGIN_S
         shown = ""
+        lost = self._lost_on_worker(turn_id)
         while time.monotonic() < give_up:
-            with self.store.transaction() as session:
-                turn = session.get(Turn, turn_id)
-                assert turn is not None
-                if turn.status in turn_repo.FINISHED:
-                    return
-                calls = turn_repo.tool_calls_of(session, turn_id)
-                line = "Waiting for a worker…" if turn.status == "queued" else _status_of(calls)
+            line = self._through_store_loss(lambda: self._worker_status(turn_id), progress, lost)
+            if line is None:
+                return
             if line != shown:
                 progress(line)
                 shown = line
@@ -132,6 +159,50 @@ class ConsoleSession:
         raise TurnWaitError(
             f"turn {turn_id} was not finished within {self.settings.turn_deadline_s + WAIT_MARGIN_S:.0f} s; "
             "is `tablescout worker` running with the same TABLESCOUT_REDIS_URL and store?"
+        )
+
+    def _worker_status(self, turn_id: int) -> str | None:
+        """The status line of a turn a worker runs, or None once it is finished."""
+        with self.store.transaction() as session:
+            turn = session.get(Turn, turn_id)
+            assert turn is not None
+            if turn.status in turn_repo.FINISHED:
+                return None
+            calls = turn_repo.tool_calls_of(session, turn_id)
+            return "Waiting for a worker…" if turn.status == "queued" else _status_of(calls)
+
+    def _through_store_loss(self, action: Callable[[], T], progress: Progress, lost: str) -> T:
+        """`action`, done again after the store came back when the store went away under it."""
+        while True:
+            try:
+                return action()
+            except Exception as exc:
+                if not connection_lost(exc):
+                    raise
+            self._bring_back_store(progress, lost)
+
+    def _bring_back_store(self, progress: Progress, lost: str) -> None:
+        """Start the store again (or wait for a store named by URL to answer), up to STORE_BACK_S."""
+        progress(STORE_LOST)
+        give_up = time.monotonic() + STORE_BACK_S
+        while True:
+            try:
+                self.store.revive()
+                return
+            except StoreUnavailable as exc:
+                if time.monotonic() > give_up:
+                    raise StoreLostError(f"{lost} ({exc})") from exc
+            time.sleep(STORE_RETRY_S)
+
+    @staticmethod
+    def _lost_here(turn_id: int) -> str:
+        return f"lost the metadata store during turn {turn_id}, which was not answered; please ask again"
+
+    @staticmethod
+    def _lost_on_worker(turn_id: int) -> str:
+        return (
+            f"lost the metadata store while a worker ran turn {turn_id}; the workers run it again once the store "
+            "is back, but this console cannot show the answer"
         )
 
     def result(self, turn_id: int) -> dict[str, Any]:

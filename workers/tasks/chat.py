@@ -13,7 +13,7 @@ import logging
 
 from bot.delivery import deliver_answer, pending_answers
 from bot.relay import publish_pending
-from core.errors import TablescoutError
+from core.errors import StoreUnavailable, TablescoutError
 from core.settings import load_settings
 from workers import runtime
 from workers.app import DELIVER_TASK, SWEEP_TASK, TURN_TASK, app, task
@@ -45,7 +45,11 @@ def deliver_answer_job(turn_id: int) -> None:
 
 @task(SWEEP_TASK)
 def sweep_outbox() -> None:
-    store = runtime.store()
+    try:
+        store = runtime.store()  # starts the embedded store again when it died
+    except StoreUnavailable as exc:
+        log.warning("outbox sweep skipped: %s", exc)
+        return
     published = publish_pending(store, lambda name, args: app.send_task(name, args=list(args)))
     if published:
         log.info("outbox sweep published %d stored job(s)", published)

@@ -10,12 +10,13 @@ from celery.signals import worker_process_shutdown, worker_shutdown
 
 from bot.delivery import StatusReporter, destination
 from bot.outbound import DeliveryFailed
-from core.errors import TablescoutError
+from core.errors import StoreUnavailable, TablescoutError
+from core.store.database import connection_lost
 from core.store.models import Turn
 from workers import runtime
 from workers.app import TURN_TASK, task
 from workers.tasks.chat import deliver_now
-from workers.turns.engine import Progress, run_turn
+from workers.turns.engine import Progress, TurnEnvironment, TurnOutcome, run_turn
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +50,39 @@ def _status_reporter(turn_id: int) -> Progress | None:
     return reporter
 
 
+def _run_once_the_store_answers(env: TurnEnvironment, turn_id: int, progress: Progress | None) -> TurnOutcome | None:
+    """Run the turn; when the metadata store goes away mid-turn, bring it back (start the embedded one again) and
+    run the turn again here, under the same lease. None when it does not come back: the sweep runs the turn later."""
+    try:
+        return run_turn(env, turn_id, progress)
+    except Exception as exc:
+        if not connection_lost(exc):
+            raise
+        log.warning("turn %s: lost the metadata store mid-turn (%s); running it again once it is back", turn_id, exc)
+    try:
+        runtime.revive_store()
+    except TablescoutError as exc:
+        log.error("turn %s: the metadata store is not back (%s); the sweep runs the turn again later", turn_id, exc)
+        return None
+    return run_turn(env, turn_id, progress)
+
+
 @task(TURN_TASK)
 def run_turn_job(turn_id: int, waits: int = 0) -> None:
     try:
         progress = _status_reporter(turn_id)
         env = runtime.environment()
+    except StoreUnavailable as exc:  # nothing can be recorded now; the sweep runs the turn once the store is back
+        log.error("turn %s cannot start: %s", turn_id, exc)
+        return
     except TablescoutError as exc:  # e.g. no model configured: the turn fails with the reason, once
         log.error("turn %s cannot run on this worker: %s", turn_id, exc)
         runtime.fail_turn(turn_id, CANNOT_RUN)
         deliver_now(turn_id)
         return
-    outcome = run_turn(env, turn_id, progress)
+    outcome = _run_once_the_store_answers(env, turn_id, progress)
+    if outcome is None:
+        return
     log.info("turn %s: %s%s", turn_id, outcome.outcome, f" ({outcome.status})" if outcome.status else "")
     if outcome.outcome in ("finished", "already_finished"):
         deliver_now(turn_id)  # nothing happens when it was delivered already or is not a chat turn

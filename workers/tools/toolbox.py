@@ -20,6 +20,7 @@ from typing import Any
 
 from core.errors import TablescoutError
 from core.storable_text import storable, storable_value, unstorable_in
+from core.store.database import connection_lost
 from core.store.repositories import turns as turn_repo
 from workers.models.types import ModelReply, ToolCallRequest, ToolResult, ToolSpec
 from workers.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
@@ -136,7 +137,9 @@ class ToolRunner:
             output = ToolOutput(f"error: {exc}", is_error=True)
         except TablescoutError as exc:
             output = ToolOutput(f"error: {exc}", is_error=True)
-        except Exception:
+        except Exception as exc:
+            if connection_lost(exc):
+                raise  # the metadata store went away under the turn: not the tool's failure, the turn's
             log.exception("tool %s failed on %s", call.name, json.dumps(call.arguments)[:500])
             output = ToolOutput(f"error: {call.name} failed unexpectedly; try another way", is_error=True)
         text = storable(_budgeted(output.text))  # database values may hold NUL characters
