@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     embedding_max_tokens: int = Field(128, ge=16, le=512)  # texts are cut here (MiniLM was trained on 128)
     embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
+    # The key of `hash` column masks (core.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
+    mask_key: SecretStr | None = None
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
     graph_api_url: str = "https://graph.microsoft.com/v1.0"  # Microsoft Graph, for Entra group membership
     entra_login_url: str = "https://login.microsoftonline.com"  # Entra ID token authority (client credentials)

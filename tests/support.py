@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.mask_key import ensure_key_file
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -43,7 +44,10 @@ default_role: everyone
 
 
 def isolated_settings(home: Path, **values: object) -> Settings:
-    return Settings(home=home, **values)  # type: ignore[arg-type]
+    """Settings of an installation rooted at `home`, with the mask key `tablescout init` would have created."""
+    settings = Settings(home=home, **values)  # type: ignore[arg-type]
+    ensure_key_file(settings)
+    return settings
 
 
 def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

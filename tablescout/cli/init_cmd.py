@@ -1,11 +1,13 @@
-"""`tablescout init`: create or migrate the metadata store, register sources written into the config file, and give
-registered sources the aliases the file writes for them."""
+"""`tablescout init`: create or migrate the metadata store, create the mask key (`core.mask_key`) unless the settings
+give one, register sources written into the config file, and give registered sources the aliases the file writes for
+them."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from tablescout.cli.context import console, errors, settings
 from tablescout.cli.starter_config import write_starter_config
@@ -25,6 +27,7 @@ def init() -> None:
     config = settings()
     config.home.mkdir(parents=True, exist_ok=True)
     created = write_starter_config(config.config_path)
+    key_failed = _mask_key(config)
     store = open_store(config)
     try:
         before = migrate.current_revision(store.engine)
@@ -46,8 +49,27 @@ def init() -> None:
         failed = _configured_sources(config, store) if _file_differs(config, store) else False
     finally:
         store.close()
-    if failed:
+    if failed or key_failed:
         raise typer.Exit(1)
+
+
+def _mask_key(config: Settings) -> bool:
+    """Create the key of `hash` column masks when there is none, and say where it is; True when it cannot be used
+    (the rest of init still runs, and the command then fails)."""
+    from core.mask_key import SETTING, MaskKeyError, ensure_key_file
+
+    try:
+        state = ensure_key_file(config)
+    except MaskKeyError as exc:
+        errors.print(f"[red]mask key:[/] {escape(str(exc))}", highlight=False)
+        return True
+    if state.status == "setting":
+        console.print(f"Mask key: from {SETTING}")
+    elif state.status == "created":
+        console.print(f"Mask key: {escape(str(state.path))} (created, readable by its owner only)")
+    else:
+        console.print(f"Mask key: {escape(str(state.path))}")
+    return False
 
 
 def _file_differs(config: Settings, store: Store) -> bool:

@@ -4,37 +4,59 @@
   column does, and `SELECT *` has no such column.
 - `null`: NULL.
 - `redact`: '***' where the value is not NULL (NULL stays NULL, so counts of filled values still work).
-- `hash`: the MD5 of the value's text, as 32 hex digits (PostgreSQL `md5`, MariaDB/MySQL `MD5`, SQLite a function
-  the engine registers, `ts_mask_hash`): equal values hash equally, so joins and COUNT(DISTINCT) still work.
+- `hash`: HMAC-SHA-256 of the value's text under the installation's mask key (`core.mask_key`), as 64 hex digits;
+  NULL stays NULL. Equal values hash equally within the installation, so joins and COUNT(DISTINCT) still work,
+  and without the key no guess can be tested against a hash. PostgreSQL and MariaDB/MySQL have SHA-256 but no
+  HMAC, so the statement computes HMAC from it: SHA256(outer pad || SHA256(inner pad || text)), with the two
+  padded keys bound as parameters (`KeyParameters`), never written into the text; SQLite calls `ts_mask_hash`,
+  which the executor registers for the statement with the key (`keyed_sqlite_hash`).
 Whatever the query does with the column (WHERE, GROUP BY, ORDER BY, joins, window functions) it does with the masked
 value, because that is all the subquery yields.
 """
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
+from core.mask_key import MaskKey
 from core.row_predicates import MaskKind
 
 SQLITE_HASH_FUNCTION = "ts_mask_hash"
 
 
-def sqlite_mask_hash(value: Any) -> str | None:
-    """SQLite's `ts_mask_hash(x)`: the MD5 of x's text as the other engines compute it (NULL stays NULL)."""
-    if value is None:
-        return None
+@dataclass(frozen=True)
+class KeyParameters:
+    """The placeholders the mask key's padded forms are bound to (hex text)."""
+
+    inner: exp.Expr
+    outer: exp.Expr
+
+
+def value_text(value: Any) -> bytes:
+    """The bytes SQLite's `ts_mask_hash` hashes: a blob as it is, a whole REAL as an integer, else the text."""
     if isinstance(value, bytes):
-        return hashlib.md5(value, usedforsecurity=False).hexdigest()
+        return value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return hashlib.md5(str(value).encode("utf-8"), usedforsecurity=False).hexdigest()
+    return str(value).encode("utf-8")
 
 
-def masked_value(kind: MaskKind, column: exp.Column, family: str) -> exp.Expr:
-    """The expression that replaces `column` under mask `kind` ("null", "redact" or "hash") on engine `family`."""
+def keyed_sqlite_hash(key: MaskKey) -> Callable[[Any], str | None]:
+    """SQLite's `ts_mask_hash(x)` under `key` (NULL stays NULL)."""
+
+    def mask_hash(value: Any) -> str | None:
+        return None if value is None else key.digest(value_text(value))
+
+    return mask_hash
+
+
+def masked_value(kind: MaskKind, column: exp.Column, family: str, key: KeyParameters | None = None) -> exp.Expr:
+    """The expression that replaces `column` under mask `kind` ("null", "redact" or "hash") on engine `family`;
+    `hash` on PostgreSQL and MariaDB/MySQL needs the key's placeholders."""
     if kind == "null":
         return exp.Null()
     if kind == "redact":
@@ -43,9 +65,35 @@ def masked_value(kind: MaskKind, column: exp.Column, family: str) -> exp.Expr:
             default=exp.Literal.string("***"),
         )
     if kind == "hash":
+        if family == "sqlite":
+            return exp.Anonymous(this=SQLITE_HASH_FUNCTION, expressions=[column])
+        if key is None:
+            raise ValueError("a hash mask on a server engine needs the key's placeholders")
         if family == "postgresql":
-            return exp.Anonymous(this="md5", expressions=[exp.Cast(this=column, to=exp.DataType.build("text"))])
+            return _postgres_hmac(column, key)
         if family == "mysql":
-            return exp.Anonymous(this="MD5", expressions=[column])
-        return exp.Anonymous(this=SQLITE_HASH_FUNCTION, expressions=[column])
-    raise ValueError(f"no masked value for {kind!r}")
+            return _mysql_hmac(column, key)
+    raise ValueError(f"no masked value for {kind!r} on {family}")
+
+
+def _call(name: str, *arguments: exp.Expr) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(arguments))
+
+
+def _postgres_hmac(column: exp.Column, key: KeyParameters) -> exp.Expr:
+    def unhex(pad: exp.Expr) -> exp.Expr:
+        return _call("decode", pad, exp.Literal.string("hex"))
+
+    text = _call("convert_to", exp.Cast(this=column, to=exp.DataType.build("text")), exp.Literal.string("UTF8"))
+    inner = _call("sha256", exp.DPipe(this=unhex(key.inner), expression=text))
+    return _call(
+        "encode", _call("sha256", exp.DPipe(this=unhex(key.outer), expression=inner)), exp.Literal.string("hex")
+    )
+
+
+def _mysql_hmac(column: exp.Column, key: KeyParameters) -> exp.Expr:
+    bits = exp.Literal.number(256)
+    # CONCAT with a binary argument is binary: the value's bytes in its own character set, numbers and dates as
+    # their text; NULL makes the whole expression NULL.
+    inner = _call("SHA2", _call("CONCAT", _call("UNHEX", key.inner), column), bits)
+    return _call("SHA2", _call("CONCAT", _call("UNHEX", key.outer), _call("UNHEX", inner)), bits.copy())

@@ -1,7 +1,8 @@
 """SQLAlchemy engines for running the model's SQL on source databases: one pooled engine per source and process.
 
 Every connection is read-only before any statement runs (SPEC §7, layer 3): SQLite opens the file with `mode=ro`,
-sets `PRAGMA query_only`, allows no attached databases and no string, blob or row over `SQLITE_MAX_LENGTH` bytes;
+sets `PRAGMA query_only`, allows no attached databases and no string, blob or row over `SQLITE_MAX_LENGTH` bytes,
+and keeps temporary data in memory under the process-wide `SQLITE_HEAP_LIMIT`;
 MariaDB/MySQL sessions default to read-only transactions, without multi-statement support, and with backslash
 escapes on (as the guard's parser assumes); PostgreSQL sessions default to read-only transactions, and what the
 account may do (superuser, temp_file_limit) is noted per connection. The executor (`workers.sql.readonly`) adds a
@@ -24,8 +25,7 @@ from catalog import source_url
 from core.errors import SourceError
 from core.settings import Settings
 from core.store.models import Source
-from workers.sql.column_masks import SQLITE_HASH_FUNCTION, sqlite_mask_hash
-from workers.sql.limits import SQLITE_MAX_LENGTH
+from workers.sql.limits import SQLITE_HEAP_LIMIT, SQLITE_MAX_LENGTH
 
 CONNECT_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_S = 5
@@ -111,10 +111,21 @@ def _sqlite_engine(url: URL) -> Engine:
         conn.execute("PRAGMA trusted_schema = OFF")
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no ATTACH: the file opened is the only database
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_LENGTH)  # no huge string, blob or row is ever built
-        conn.create_function(SQLITE_HASH_FUNCTION, 1, sqlite_mask_hash, deterministic=True)  # `hash` column masks
+        # Sorts, DISTINCT, GROUP BY and materialised subqueries use memory, not temporary files, and all of SQLite's
+        # memory in this process is capped: a statement past the cap fails (out of memory) instead of filling a disk.
+        conn.execute("PRAGMA temp_store = MEMORY")
+        cap_sqlite_heap(conn)
         return conn
 
     return create_engine(URL.create("sqlite", database=str(path)), creator=connect)
+
+
+def cap_sqlite_heap(conn: sqlite3.Connection) -> None:
+    """Set SQLite's process-wide hard heap limit to SQLITE_HEAP_LIMIT, unless a tighter one is already set."""
+    row = conn.execute("PRAGMA hard_heap_limit").fetchone()
+    current = int(row[0]) if row is not None else 0
+    if current == 0 or current > SQLITE_HEAP_LIMIT:
+        conn.execute(f"PRAGMA hard_heap_limit = {SQLITE_HEAP_LIMIT}")
 
 
 def _mysql_engine(url: URL) -> Engine:

@@ -26,7 +26,7 @@ _TYPED = """
     Reverse Repeat StrPosition Initcap Ascii Chr Split SplitPart Translate Format Space Soundex Levenshtein
     RegexpLike RegexpILike RegexpReplace RegexpExtract RegexpExtractAll RegexpSplit RegexpCount RegexpInstr
     RegexpSubstr StartsWith EndsWith Contains Overlay Stuff Unicode Elt MatchAgainst
-    MD5 MD5Digest SHA SHA2 Hex Unhex LowerHex ToBase64 FromBase64 Encode Decode
+    MD5 MD5Digest SHA SHA2 SHA2Digest Hex Unhex LowerHex ToBase64 FromBase64 Encode Decode
     ToChar ToNumber NumberToStr Normalize Typeof
     CurrentDate CurrentTime CurrentTimestamp CurrentDatetime Localtime Localtimestamp UtcDate UtcTime UtcTimestamp
     CurrentTimezone CurrentSchema CurrentDatabase CurrentCatalog CurrentUser SessionUser
@@ -93,7 +93,8 @@ _ANONYMOUS_BY_DIALECT = {
         justify_hours justify_interval to_char to_date to_timestamp to_number extract timezone
         btrim strpos position split_part initcap format translate regexp_match regexp_matches regexp_replace
         regexp_split_to_array regexp_split_to_table regexp_count regexp_instr regexp_like regexp_substr
-        starts_with string_to_array array_to_string md5 encode decode bit_length quote_literal quote_ident
+        starts_with string_to_array array_to_string md5 sha224 sha256 sha384 sha512 encode decode convert_to
+        convert_from bit_length quote_literal quote_ident
         quote_nullable num_nonnulls num_nulls div cbrt random width_bucket factorial gcd lcm scale
         string_agg array_agg bool_and bool_or every bit_and bit_or bit_xor stddev stddev_pop stddev_samp
         variance var_pop var_samp corr covar_pop covar_samp regr_avgx regr_avgy regr_count regr_intercept

@@ -8,10 +8,17 @@ This layer holds on its own, whatever text it is given:
   it, `temp_file_limit`; a superuser account drops to the `pg_read_all_data` role for the statement (no dblink to
   itself, no server files, no programs). The statement goes through the extended protocol (one statement per call)
   in single-row streaming mode, and leaving early cancels it.
-- MariaDB/MySQL: `START TRANSACTION READ ONLY` with `max_statement_time` (MySQL: `max_execution_time`) and capped
-  in-memory temporary tables; no multi-statement support; an unbuffered cursor streams rows.
-- SQLite: a `mode=ro` file with `query_only` and a length limit; an authorizer (`workers.sql.sqlite_authorizer`)
-  allows reads only; the driver runs one statement per call; a progress handler interrupts it at the deadline.
+- MariaDB/MySQL: `START TRANSACTION READ ONLY` with `max_statement_time` (MySQL: `max_execution_time`), capped
+  temporary tables in memory and (MariaDB) on disk, `max_join_size`, no silent cut of recursive CTEs
+  (`max_recursive_iterations`); no multi-statement support; an unbuffered cursor streams rows. A statement that
+  finished with a warning that its result was cut (a NULL for a value too long, GROUP_CONCAT cut, a recursion
+  stopped) fails instead (`workers.sql.engine_limits`).
+- SQLite: a `mode=ro` file with `query_only`, a length limit and temporary data in capped memory; an authorizer
+  (`workers.sql.sqlite_authorizer`) allows reads only; the driver runs one statement per call; a progress handler
+  interrupts it at the deadline. `ts_mask_hash` (keyed) and `ts_fits` (`workers.sql.sqlite_printf`) are registered
+  for the statement only.
+With a mask key (a `hash` mask applies), error messages are scrubbed of every form of the key
+(`workers.sql.secret_text`) and keep no driver exception behind them.
 A server session that ran the model's statement is never used again (a fresh session per statement), so session
 settings, variables, temporary tables and advisory locks (`GET_LOCK`, `pg_advisory_lock`) end with the call.
 At most `max_rows + 1` rows and about `max_bytes` of values are read; the transaction is always rolled back. A
@@ -20,12 +27,7 @@ client-side watchdog cancels a statement the engine failed to stop shortly after
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-import threading
-import time
-from collections.abc import Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, cast
 
 from sqlalchemy import Engine
@@ -33,52 +35,44 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import PoolProxiedConnection
 
 from catalog.connectors.errors import driver_message
-from workers.sql.capping import capped_mysql, capped_postgres, capped_sqlite, describe_sql
+from core.mask_key import MaskKey
+from workers.sql import engine_limits
+from workers.sql.capping import capped_mysql, capped_postgres, describe_sql
 from workers.sql.engines import FAMILY, PG_READ_ROLE, PG_SUPERUSER, PG_TEMP_LIMIT, family_of
-from workers.sql.limits import MAX_CELL_CHARS, SQLITE_MAX_LENGTH, SqlLimits
+from workers.sql.execution import (
+    Budget,
+    ExecutionError,
+    ExecutionRefused,
+    ExecutionTimeout,
+    Fetched,
+    RunSpec,
+    Watchdog,
+    drain,
+    password_of,
+    rollback_quietly,
+    timeout_message,
+)
+from workers.sql.limits import MARIADB_RECURSIVE_ITERATIONS, SqlLimits
 from workers.sql.plain_read import NotPlainRead, check_plain_read
-from workers.sql.sqlite_authorizer import read_only_authorizer
+from workers.sql.run_sqlite import run_sqlite
 
-#: The watchdog cancels this long after the deadline, should the engine's own timeout not have fired.
-WATCHDOG_GRACE_S = 2.0
-SQLITE_PROGRESS_STEPS = 10_000
+__all__ = ["ExecutionError", "ExecutionRefused", "ExecutionTimeout", "Fetched", "execute_read_only", "run_read_only"]
+
 PG_QUERY_CANCELED = "57014"
 #: ER_STATEMENT_TIMEOUT (MariaDB), ER_QUERY_TIMEOUT (MySQL), ER_QUERY_INTERRUPTED (KILL QUERY by the watchdog).
 MYSQL_TIMEOUT_CODES = frozenset({1969, 3024, 1317})
-#: How SQLite reports an action, table or column its authorizer denied.
-_SQLITE_DENIED = ("not authorized", "is prohibited", "vtable constructor failed")
 #: ER_DUP_FIELDNAME and ER_PARSE_ERROR: a statement that cannot be described through a derived table.
 MYSQL_UNWRAPPABLE = frozenset({1060, 1064})
-CUT_MARK = "…"
-
-
-class ExecutionError(Exception):
-    """The database refused or failed the statement; `str(exc)` is the engine's first line of explanation.
-    `reusable` says whether the connection was left in a known state (rolled back) and may go back to the pool."""
-
-    def __init__(self, message: str, *, reusable: bool = False) -> None:
-        super().__init__(message)
-        self.reusable = reusable
-
-
-class ExecutionTimeout(ExecutionError):
-    """The statement ran past the timeout and was cancelled."""
-
-
-class ExecutionRefused(ExecutionError):
-    """The executor would not run the statement (not a plain read, or an account it cannot make safe)."""
-
-
-@dataclass
-class Fetched:
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-    truncated: bool
-    cut_values: int = 0  # values cut to MAX_CELL_CHARS (characters, or bytes for binary values)
 
 
 def execute_read_only(
-    engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool = False, params: Mapping[str, Any] | None = None
+    engine: Engine,
+    sql: str,
+    limits: SqlLimits,
+    *,
+    catalog: bool = False,
+    params: Mapping[str, Any] | None = None,
+    mask_key: MaskKey | None = None,
 ) -> Fetched:
     """Run `sql` as one statement in a read-only transaction on `engine` (an engine from `workers.sql.engines`).
 
@@ -87,17 +81,24 @@ def execute_read_only(
     one plain query, ExecutionTimeout past `limits.timeout_s` and ExecutionError for anything else the database
     reports. A SQLite connection goes back to the pool rolled back; a server connection is always discarded.
     `params`: values bound to the placeholders in `sql`, written in the driver's style (`:name` on SQLite,
-    `%(name)s` on the server engines, where a literal `%` is then written `%%`).
+    `%(name)s` on the server engines, where a literal `%` is then written `%%`). `mask_key`: the key of the `hash`
+    masks in `sql` (`PolicedQuery.mask_key`).
     """
     try:
         sql = check_plain_read(sql, family_of(engine))
     except NotPlainRead as exc:
         raise ExecutionRefused(f"refused: {exc}") from exc
-    return run_read_only(engine, sql, limits, catalog=catalog, params=params)
+    return run_read_only(engine, sql, limits, catalog=catalog, params=params, mask_key=mask_key)
 
 
 def run_read_only(
-    engine: Engine, sql: str, limits: SqlLimits, *, catalog: bool = False, params: Mapping[str, Any] | None = None
+    engine: Engine,
+    sql: str,
+    limits: SqlLimits,
+    *,
+    catalog: bool = False,
+    params: Mapping[str, Any] | None = None,
+    mask_key: MaskKey | None = None,
 ) -> Fetched:
     """The engine's own part of `execute_read_only`, without the text check: whatever `sql` is, the session is
     read-only, limited in time and space, and discarded afterwards (tests call it with writes to prove that)."""
@@ -108,10 +109,12 @@ def run_read_only(
     try:
         raw = engine.raw_connection()
     except SQLAlchemyError as exc:
-        raise ExecutionError(f"cannot connect to the database: {driver_message(exc, _password(engine))}") from exc
+        raise ExecutionError(f"cannot connect to the database: {driver_message(exc, password_of(engine))}") from exc
     keep = False
     try:
-        fetched, keep = run(engine, raw, sql, _Run(limits, catalog, dict(params) if params is not None else None))
+        fetched, keep = run(
+            engine, raw, sql, RunSpec(limits, catalog, dict(params) if params is not None else None, mask_key)
+        )
         return fetched
     except ExecutionError as exc:
         keep = exc.reusable
@@ -123,108 +126,19 @@ def run_read_only(
             raw.invalidate()  # a fresh session per statement: nothing the statement set or locked outlives it
 
 
-@dataclass(frozen=True)
-class _Run:
-    limits: SqlLimits
-    catalog: bool
-    params: dict[str, Any] | None = None
-
-
-# --- fetching --------------------------------------------------------------------------------------------------
-
-
-class _Budget:
-    def __init__(self, limits: SqlLimits) -> None:
-        self.limits = limits
-        self.rows: list[tuple[Any, ...]] = []
-        self.used = 0
-        self.truncated = False
-        self.cut_values = 0
-
-    def take(self, row: tuple[Any, ...] | list[Any]) -> bool:
-        """Add a row; False once the result is known to be truncated (a row beyond max_rows or the byte budget)."""
-        if len(self.rows) >= self.limits.max_rows:
-            self.truncated = True
-            return False
-        cells = tuple(_cut(value) for value in row)
-        self.cut_values += sum(1 for a, b in zip(row, cells, strict=True) if a is not b)
-        size = sum(_size(value) for value in cells)
-        if self.rows and self.used + size > self.limits.max_bytes:
-            self.truncated = True
-            return False
-        self.rows.append(cells)
-        self.used += size
-        return True
-
-    def fetched(self, columns: list[str]) -> Fetched:
-        return Fetched(columns, self.rows, self.truncated, self.cut_values)
-
-
-def _cut(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
-        return value[:MAX_CELL_CHARS] + CUT_MARK
-    if isinstance(value, (bytes, bytearray, memoryview)) and len(value) > MAX_CELL_CHARS:
-        return bytes(value[:MAX_CELL_CHARS])
-    return value
-
-
-def _size(value: Any) -> int:
-    if value is None:
-        return 4
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return len(value)
-    return len(str(value))
-
-
-def _drain(rows: Iterator[Any], budget: _Budget) -> bool:
-    """Feed rows into the budget; True when the rows ran out (the statement finished) rather than the budget."""
-    return all(budget.take(row) for row in rows)
-
-
-class _Watchdog:
-    """Calls `cancel` once the deadline plus a grace period has passed, unless stopped first."""
-
-    def __init__(self, seconds: float, cancel: Callable[[], None]) -> None:
-        self.fired = False
-        self._cancel = cancel
-        self._timer = threading.Timer(seconds + WATCHDOG_GRACE_S, self._fire)
-        self._timer.daemon = True
-
-    def _fire(self) -> None:
-        self.fired = True
-        with contextlib.suppress(Exception):
-            self._cancel()
-
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-
-
-def _timeout_message(limits: SqlLimits) -> str:
-    return f"the query ran longer than {limits.timeout_s:g} s and was cancelled"
-
-
-def _password(engine: Engine) -> str | None:
-    password = engine.url.password
-    return str(password) if password else None
-
-
 # --- PostgreSQL ----------------------------------------------------------------------------------------------------
 
 
-def _run_postgres(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) -> tuple[Fetched, bool]:
+def _run_postgres(engine: Engine, raw: PoolProxiedConnection, sql: str, run: RunSpec) -> tuple[Fetched, bool]:
     import psycopg
 
     conn = raw.driver_connection
     assert isinstance(conn, psycopg.Connection)
     limits = run.limits
-    budget = _Budget(limits)
+    budget = Budget(limits)
     columns: list[str] = []
     milliseconds = max(1, round(limits.timeout_s * 1000))
-    watchdog = _Watchdog(limits.timeout_s, conn.cancel_safe)
+    watchdog = Watchdog(limits.timeout_s, conn.cancel_safe)
     try:
         conn.rollback()
         with conn.cursor() as setup:
@@ -253,7 +167,7 @@ def _run_postgres(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Ru
                 # transaction answers for it.
                 setup.execute("ROLLBACK TO SAVEPOINT ts_describe")
         cursor = conn.cursor()
-        with _Watchdog(limits.timeout_s, conn.cancel_safe) as watchdog:
+        with Watchdog(limits.timeout_s, conn.cancel_safe) as watchdog:
             stream = cast(Generator[Any, None, None], cursor.stream(capped, run.params))
             try:
                 for row in stream:
@@ -268,17 +182,21 @@ def _run_postgres(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Ru
         cursor.close()
         conn.rollback()
     except psycopg.Error as exc:
-        usable = _rollback_quietly(conn.rollback)
-        if getattr(exc, "sqlstate", None) == PG_QUERY_CANCELED or watchdog.fired:
-            raise ExecutionTimeout(_timeout_message(limits), reusable=usable) from exc
-        raise ExecutionError(_first_line(exc, engine), reusable=usable) from exc
+        usable = rollback_quietly(conn.rollback)
+        sqlstate = getattr(exc, "sqlstate", None)
+        if sqlstate == PG_QUERY_CANCELED or watchdog.fired:
+            raise ExecutionTimeout(timeout_message(limits), reusable=usable) from exc
+        limit = engine_limits.postgres_limit_message(sqlstate, str(exc), limits)
+        if limit is not None:
+            raise ExecutionError(limit, reusable=usable) from run.cause(exc)
+        raise run.failure(exc, engine, usable=usable) from run.cause(exc)
     return budget.fetched(columns), True
 
 
 # --- MariaDB / MySQL -----------------------------------------------------------------------------------------------
 
 
-def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) -> tuple[Fetched, bool]:
+def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: RunSpec) -> tuple[Fetched, bool]:
     import pymysql  # type: ignore[import-untyped]
     from pymysql.cursors import SSCursor  # type: ignore[import-untyped]
 
@@ -286,7 +204,7 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
     assert isinstance(conn, pymysql.connections.Connection)
     mariadb = raw.info.get(FAMILY) != "mysql"
     limits = run.limits
-    budget = _Budget(limits)
+    budget = Budget(limits)
     finished = False
     thread_id = conn.thread_id()
 
@@ -294,7 +212,7 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
         with engine.connect() as other:
             other.exec_driver_sql(f"KILL QUERY {int(thread_id)}")
 
-    watchdog = _Watchdog(limits.timeout_s, kill)
+    watchdog = Watchdog(limits.timeout_s, kill)
     try:
         conn.rollback()
         with conn.cursor() as setup:
@@ -302,9 +220,15 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
                 setup.execute(f"SET SESSION max_statement_time = {limits.timeout_s:.3f}")
             else:
                 setup.execute(f"SET SESSION max_execution_time = {max(1, round(limits.timeout_s * 1000))}")
-            # In-memory temporary tables (GROUP BY, DISTINCT, derived tables) are capped; larger ones go to disk.
+            # Temporary tables (GROUP BY, DISTINCT, derived tables, recursive CTEs) are capped in memory, and on
+            # MariaDB on disk too; a statement expected to examine too many rows is refused before it runs.
             size = limits.temp_bytes
             setup.execute(f"SET SESSION tmp_table_size = {size}, max_heap_table_size = {size}")
+            setup.execute(f"SET SESSION max_join_size = {limits.max_examined_rows}")
+            setup.execute(f"SET SESSION group_concat_max_len = {engine_limits.GROUP_CONCAT_MAX_LEN}")
+            if mariadb:
+                setup.execute(f"SET SESSION tmp_disk_table_size = {size}")
+                setup.execute(f"SET SESSION max_recursive_iterations = {MARIADB_RECURSIVE_ITERATIONS}")
             setup.execute("SET SESSION TRANSACTION READ ONLY")
             setup.execute("START TRANSACTION READ ONLY")
             capped = sql
@@ -320,10 +244,10 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
                     raise
         cursor = SSCursor(conn)
         try:
-            with _Watchdog(limits.timeout_s, kill) as watchdog:
+            with Watchdog(limits.timeout_s, kill) as watchdog:
                 cursor.execute(capped, run.params)
                 columns = [str(d[0]) for d in cursor.description or ()]
-                finished = _drain(iter(cursor.fetchone, None), budget)
+                finished = drain(iter(cursor.fetchone, None), budget)
         finally:
             if finished:
                 cursor.close()
@@ -331,14 +255,22 @@ def _run_mysql(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) 
                 # Unread rows would have to be read off the wire before the connection could be used again.
                 _abandon_unbuffered(cursor)
         if finished:
+            # Read before the rollback, which clears them. A result cut short by the row budget cannot be asked
+            # (its rows were not all read); it is reported as truncated.
+            cut = engine_limits.mysql_cut_result(conn.show_warnings())
             conn.rollback()
+            if cut is not None:
+                raise ExecutionError(engine_limits.cut_result(cut), reusable=True)
     except pymysql.Error as exc:
         code = exc.args[0] if exc.args else None
         # An error packet ends the result, so the connection is usable where it can still roll back.
-        usable = conn.open and _rollback_quietly(conn.rollback)
+        usable = conn.open and rollback_quietly(conn.rollback)
         if code in MYSQL_TIMEOUT_CODES or watchdog.fired:
-            raise ExecutionTimeout(_timeout_message(limits), reusable=usable) from exc
-        raise ExecutionError(_first_line(exc, engine), reusable=usable) from exc
+            raise ExecutionTimeout(timeout_message(limits), reusable=usable) from exc
+        limit = engine_limits.mysql_limit_message(code, limits)
+        if limit is not None:
+            raise ExecutionError(limit, reusable=usable) from run.cause(exc)
+        raise run.failure(exc, engine, usable=usable) from run.cause(exc)
     return budget.fetched(columns), finished
 
 
@@ -351,74 +283,8 @@ def _abandon_unbuffered(cursor: Any) -> None:
     cursor.connection = None
 
 
-# --- SQLite --------------------------------------------------------------------------------------------------------
-
-
-def _run_sqlite(engine: Engine, raw: PoolProxiedConnection, sql: str, run: _Run) -> tuple[Fetched, bool]:
-    conn = raw.driver_connection
-    assert isinstance(conn, sqlite3.Connection)
-    limits = run.limits
-    budget = _Budget(limits)
-    deadline = time.monotonic() + limits.timeout_s
-    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, SQLITE_PROGRESS_STEPS)
-    try:
-        conn.rollback()
-        cursor = conn.cursor()
-        try:
-            conn.set_authorizer(read_only_authorizer(catalog=run.catalog))
-            capped = sql
-            try:
-                cursor.execute(describe_sql(sql), run.params or ())
-                capped = capped_sqlite(sql, [str(d[0]) for d in cursor.description or ()])
-            except sqlite3.OperationalError as exc:
-                # What does not parse inside a subquery is not a read: it runs as it is, and the authorizer and
-                # query_only answer for it.
-                if "syntax error" not in str(exc):
-                    raise
-            cursor.execute(capped, run.params or ())
-            conn.set_authorizer(None)  # consulted while statements are prepared; rows are read without it
-            columns = [str(d[0]) for d in cursor.description or ()]
-            _drain(iter(cursor.fetchone, None), budget)
-        finally:
-            conn.set_authorizer(None)
-            cursor.close()
-        conn.rollback()
-    except sqlite3.Error as exc:
-        usable = _rollback_quietly(conn.rollback)
-        if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
-            raise ExecutionTimeout(_timeout_message(limits), reusable=usable) from exc
-        if isinstance(exc, sqlite3.DataError | sqlite3.OperationalError) and "too big" in str(exc):
-            raise ExecutionError(
-                f"a value or row would be larger than {SQLITE_MAX_LENGTH} bytes; select part of it (substr) or "
-                "aggregate",
-                reusable=usable,
-            ) from exc
-        if any(sign in str(exc) for sign in _SQLITE_DENIED):  # the authorizer said no
-            raise ExecutionRefused(
-                "refused: this connection is read-only and only reads tables and views (no PRAGMA, schema "
-                "tables or writes)",
-                reusable=usable,
-            ) from exc
-        raise ExecutionError(_first_line(exc, engine), reusable=usable) from exc
-    finally:
-        conn.set_progress_handler(None, 0)
-    return budget.fetched(columns), True
-
-
-def _rollback_quietly(rollback: Callable[[], None]) -> bool:
-    try:
-        rollback()
-    except Exception:
-        return False
-    return True
-
-
-def _first_line(exc: BaseException, engine: Engine) -> str:
-    return driver_message(exc, _password(engine))
-
-
-_RUNNERS: dict[str, Callable[[Engine, PoolProxiedConnection, str, _Run], tuple[Fetched, bool]]] = {
+_RUNNERS: dict[str, Callable[[Engine, PoolProxiedConnection, str, RunSpec], tuple[Fetched, bool]]] = {
     "postgresql": _run_postgres,
     "mysql": _run_mysql,
-    "sqlite": _run_sqlite,
+    "sqlite": run_sqlite,
 }

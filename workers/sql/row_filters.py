@@ -5,8 +5,11 @@ stands (FROM, joins, subqueries, CTE bodies, set operations, lateral and correla
 `(SELECT <columns> FROM schema.table AS ts_r WHERE <filter>) AS <the alias or name the query used>`, so the rest of
 the query reads only the rows the user may see and the masked values (`workers.sql.column_masks`). The inner read
 is schema-qualified (no CTE can stand in for it), its filter's columns are qualified with `ts_r` (a missing column
-fails instead of binding to an outer query), and `{user.ATTR}` values are bound parameters. A missing attribute makes
-the predicate that uses it match nothing. A view that reads a filtered or masked table is read through its own
+fails instead of binding to an outer query), and `{user.ATTR}` values are bound parameters; on MariaDB/MySQL its
+text comparisons are exact (`workers.sql.exact_compare`). A missing attribute makes the predicate that uses it match
+nothing. A `hash` mask binds the installation's padded mask keys as parameters too; the statement shown and stored
+keeps only their placeholders. A row identifier (`rowid`, `ctid`, ...) on a replaced table is refused
+(`workers.sql.pseudo_columns`). A view that reads a filtered or masked table is read through its own
 definition, rewritten the same way (`workers.sql.view_inlining`; a column hidden behind it reads as NULL there, so
 the definition still runs); a view whose definition cannot be read is refused. The rewritten text is parsed again
 and must read exactly the tables it was built to read.
@@ -18,10 +21,11 @@ import logging
 import re
 import secrets
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import sqlglot
-from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy import Connection, Engine, String, inspect, text
 from sqlalchemy.exc import NoSuchTableError, SQLAlchemyError
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -29,11 +33,14 @@ from sqlglot.errors import SqlglotError
 from catalog.sql_tables import TableName, table_name, table_nodes
 from catalog.view_reads import MAX_VIEW_DEPTH, NameRefused, Resolved, resolve
 from core.data_policy import RowFilter
+from core.mask_key import MaskKey, MaskKeyError
 from core.permissions import Principal
 from core.row_predicates import MaskKind, PredicateError, marker_index, parse_predicate
-from workers.sql.column_masks import masked_value
+from workers.sql.column_masks import KeyParameters, masked_value
 from workers.sql.engines import family_of
+from workers.sql.exact_compare import exact_like_on_sqlite, exact_text_comparisons
 from workers.sql.guard import CheckedQuery
+from workers.sql.pseudo_columns import PolicedReference, pseudo_column_refusal
 from workers.sql.view_inlining import inlined, view_definition
 
 log = logging.getLogger(__name__)
@@ -52,11 +59,13 @@ class PolicyRefused(Exception):
 @dataclass
 class PolicedQuery:
     """The statement to run for a user with row filters or masks: text in the driver's parameter style when
-    `params` is not None, and what was applied, for the user and the audit."""
+    `params` is not None, and what was applied, for the user and the audit. `mask_key`: the key a `hash` mask in
+    it uses, for the executor (SQLite's `ts_mask_hash`, and keeping the key out of error messages)."""
 
     sql: str
     params: dict[str, str] | None
     applied: list[str] = field(default_factory=list)
+    mask_key: MaskKey | None = None
 
     def note(self) -> str:
         return "; ".join(self.applied)
@@ -75,17 +84,25 @@ class _Table:
     columns: list[str]
     row_filter: RowFilter | None
     masks: dict[str, MaskKind]
+    text_columns: frozenset[str] = frozenset()
 
 
 def apply_data_policies(
-    engine: Engine, principal: Principal, database: str, checked: CheckedQuery
+    engine: Engine,
+    principal: Principal,
+    database: str,
+    checked: CheckedQuery,
+    *,
+    mask_key: Callable[[], MaskKey] | None = None,
 ) -> PolicedQuery | None:
-    """The statement rewritten for `principal`'s row filters and masks on `database`, or None when none applies."""
+    """The statement rewritten for `principal`'s row filters and masks on `database`, or None when none applies.
+    `mask_key` gives the installation's key (`core.mask_key.mask_key`); it is asked only when a `hash` mask applies,
+    and without one such a query is refused."""
     if not principal.has_data_policies(database):
         return None
     try:
         with engine.connect() as conn:
-            rewrite = _Rewrite(conn, family_of(engine), principal, database, checked)
+            rewrite = _Rewrite(conn, family_of(engine), principal, database, checked, mask_key)
             result = rewrite.run()
             conn.rollback()
     except NameRefused as exc:
@@ -97,12 +114,24 @@ def apply_data_policies(
 
 
 class _Rewrite:
-    def __init__(self, conn: Connection, family: str, principal: Principal, database: str, checked: CheckedQuery):
+    def __init__(
+        self,
+        conn: Connection,
+        family: str,
+        principal: Principal,
+        database: str,
+        checked: CheckedQuery,
+        mask_key: Callable[[], MaskKey] | None,
+    ):
         self.conn, self.family, self.principal, self.database = conn, family, principal, database
         self.dialect = checked.dialect
         self.checked = checked
         self.token = f"tsp{secrets.token_hex(4)}"
         self.params: dict[str, str] = {}
+        self.value_placeholders: set[str] = set()
+        self.mask_key_source = mask_key
+        self.key: MaskKey | None = None
+        self.key_parameters: KeyParameters | None = None
         self.applied: list[str] = []
         self.tables: dict[TableName, _Table | _View | None] = {}
         self.expected: Counter[tuple[str, str | None]] = Counter()
@@ -110,11 +139,22 @@ class _Rewrite:
 
     def run(self) -> PolicedQuery | None:
         statement = self.checked.statement.copy()
+        self._refuse_pseudo_columns(statement)
         if not self._rewrite(statement, in_view=False, depth=0):
             return None
         sql = statement.sql(dialect=self.dialect, comments=False)
         self._verify(sql)
-        return PolicedQuery(*self._bind(sql), applied=self.applied)
+        return PolicedQuery(*self._bind(sql), applied=self.applied, mask_key=self.key)
+
+    def _refuse_pseudo_columns(self, statement: exp.Expr) -> None:
+        references = []
+        for node in table_nodes(statement, self.dialect):
+            policed = self._policed(table_name(node))
+            if policed is not None:
+                references.append(PolicedReference(node, _alias(node).name, policed.columns, table_name(node).written))
+        refusal = pseudo_column_refusal(statement, self.family, references)
+        if refusal is not None:
+            raise PolicyRefused(refusal)
 
     def _rewrite(self, tree: exp.Expr, *, in_view: bool, depth: int) -> bool:
         """Replace every policed table (and view with policed tables behind it) that `tree` reads."""
@@ -166,10 +206,15 @@ class _Rewrite:
         return _View(definition, columns)
 
     def _columns(self, table: str, schema: str) -> list[str]:
+        return [name for name, _text in self._typed_columns(table, schema)]
+
+    def _typed_columns(self, table: str, schema: str) -> list[tuple[str, bool]]:
+        """The table's columns, each with whether it holds text (a string type)."""
         try:
-            return [str(c["name"]) for c in inspect(self.conn).get_columns(table, schema=schema)]
+            found = inspect(self.conn).get_columns(table, schema=schema)
         except NoSuchTableError:
             return []
+        return [(str(c["name"]), isinstance(c["type"], String)) for c in found]
 
     def _restricted(self, table: str, schema: str | None) -> bool:
         return self.principal.row_filter(self.database, table, schema) is not None or self.principal.may_mask(
@@ -178,7 +223,8 @@ class _Rewrite:
 
     def _table(self, name: TableName, resolved: Resolved) -> _Table:
         schema = resolved.schema if resolved.schema is not None else self._default()
-        columns = self._columns(resolved.name, schema)
+        typed = self._typed_columns(resolved.name, schema)
+        columns = [column for column, _text in typed]
         if not columns:
             raise PolicyRefused(f"refused: there is no table {name.written}; find tables with search_tables")
         row_filter = self.principal.row_filter(self.database, resolved.name, resolved.schema)
@@ -189,7 +235,7 @@ class _Rewrite:
         for column, kind in masks.items():
             if kind != "hide":  # a hidden column does not exist for this user, not even in this note
                 self.applied.append(f"{shown}.{column} {'shown as NULL' if kind == 'null' else kind + 'ed'}")
-        return _Table(resolved, schema, columns, row_filter, masks)
+        return _Table(resolved, schema, columns, row_filter, masks, frozenset(c for c, text_ in typed if text_))
 
     def _default(self) -> str:
         if self._default_schema is None:
@@ -219,7 +265,7 @@ class _Rewrite:
             elif kind == "hide":  # behind a view the column must exist for the definition; it reads as NULL
                 value = exp.Null()
             else:
-                value = masked_value(kind, ref, self.family)
+                value = masked_value(kind, ref, self.family, self._key_parameters() if kind == "hash" else None)
             items.append(exp.alias_(value, exp.to_identifier(column, quoted=True)))
         if not items:
             raise PolicyRefused(f"refused: table {table_name(node).written} has no column you may read")
@@ -232,6 +278,31 @@ class _Rewrite:
         if table.row_filter is not None:
             select = select.where(self._condition(table, table.row_filter))
         return exp.Subquery(this=select, alias=_alias(node))
+
+    def _key_parameters(self) -> KeyParameters | None:
+        """The placeholders of the mask key's padded forms (None on SQLite, where the executor keys the function);
+        the key is read once per statement, and a key that cannot be read refuses the query."""
+        if self.key is None:
+            try:
+                if self.mask_key_source is None:
+                    raise MaskKeyError("no mask key was given to the row-filter rewrite")
+                self.key = self.mask_key_source()
+            except MaskKeyError as exc:
+                log.error(
+                    "column masks on %s: a hash mask applies and the mask key cannot be used: %s", self.database, exc
+                )
+                raise PolicyRefused(
+                    "refused: a column this query reads is hash-masked for you and the mask key of this installation "
+                    "cannot be used (a configuration problem); tell the user to ask the operator to check the mask "
+                    "key (the log says why)"
+                ) from exc
+        if self.family == "sqlite":
+            return None
+        if self.key_parameters is None:
+            self.key_parameters = KeyParameters(
+                inner=self._placeholder(self.key.inner_pad), outer=self._placeholder(self.key.outer_pad)
+            )
+        return self.key_parameters
 
     def _condition(self, table: _Table, row_filter: RowFilter) -> exp.Expr:
         alternatives: list[exp.Expr] = []
@@ -260,11 +331,16 @@ class _Rewrite:
             if values is None:
                 return _nothing()
             placeholders = [self._placeholder(v) for v in values]
+            self.value_placeholders.update(p.name for p in placeholders)
             parent = column.parent
             if index in predicate.lists and isinstance(parent, exp.In):
                 parent.set("expressions", placeholders)
             else:
                 column.replace(placeholders[0])
+        if self.family == "mysql":
+            return exact_text_comparisons(expression, INNER_ALIAS, table.text_columns, self.value_placeholders)
+        if self.family == "sqlite":
+            return exact_like_on_sqlite(expression)
         return expression
 
     def _column(self, table: _Table, column: exp.Column, text_: str) -> str:

@@ -3,7 +3,8 @@
 Order: the database must exist and be one the principal may query; the guard parses the SQL in the source's dialect;
 every table it reads (through CTEs, subqueries and views) must be allowed; the user's row filters and column masks
 are written into it (`workers.sql.row_filters`); the executor runs it read-only under a timeout and fetches a
-bounded result. Whatever happens comes back as an `SqlOutcome` whose `error` tells the model
+bounded result. On SQLite, printf() and format() calls are wrapped so that a text past the length limit fails the
+statement instead of reading as NULL. Whatever happens comes back as an `SqlOutcome` whose `error` tells the model
 what to change; nothing here raises for bad SQL, denied tables, database errors or timeouts.
 """
 
@@ -18,16 +19,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from core.errors import TablescoutError
+from core.mask_key import mask_key
 from core.permissions import Principal
 from core.settings import Settings
 from core.store.models import ExecutedSql, Source
 from core.store.repositories import sources as source_repo
 from workers.sql.access import AccessDenied, AccessRefused, check_access
 from workers.sql.engines import engine_for
-from workers.sql.guard import SqlRefused, check_query, dialect_for, is_system_table
+from workers.sql.guard import CheckedQuery, SqlRefused, check_query, dialect_for, is_system_table
 from workers.sql.limits import SqlLimits
 from workers.sql.readonly import ExecutionError, ExecutionRefused, ExecutionTimeout, execute_read_only
 from workers.sql.row_filters import PolicyRefused, apply_data_policies
+from workers.sql.sqlite_printf import checked_printf
 
 log = logging.getLogger(__name__)
 
@@ -172,8 +175,13 @@ def _run(
             "refused: system catalogs cannot be queried where row filters or column masks apply to you (their "
             "statistics hold column values); search the catalog with tools",
         )
+    if dialect == "sqlite":
+        wrapped = _printf_checked(checked)
+        if wrapped is not checked:
+            checked, sql = wrapped, wrapped.sql
+            outcome.sql_run = sql
     try:
-        policed = apply_data_policies(engine, principal, source.name, checked)
+        policed = apply_data_policies(engine, principal, source.name, checked, mask_key=lambda: mask_key(settings))
     except PolicyRefused as exc:
         raise _Stop("refused", str(exc)) from exc
     params = None
@@ -181,7 +189,9 @@ def _run(
         sql, params = policed.sql, policed.params
         outcome.sql_run, outcome.policies = policed.sql, policed.note() or None
     try:
-        fetched = execute_read_only(engine, sql, limits, catalog=catalog, params=params)
+        fetched = execute_read_only(
+            engine, sql, limits, catalog=catalog, params=params, mask_key=policed.mask_key if policed else None
+        )
     except ExecutionTimeout as exc:
         raise _Stop(
             "timeout",
@@ -196,3 +206,12 @@ def _run(
         raise _Stop("error", f"error: {exc}") from exc
     outcome.columns, outcome.rows, outcome.truncated = fetched.columns, fetched.rows, fetched.truncated
     outcome.values_cut = fetched.cut_values
+
+
+def _printf_checked(checked: CheckedQuery) -> CheckedQuery:
+    """The query with SQLite's printf() and format() calls made to fail instead of giving NULL for a text too long
+    (`workers.sql.sqlite_printf`); the query itself where it makes no such call."""
+    wrapped = checked_printf(checked.statement)
+    if wrapped is None:
+        return checked
+    return CheckedQuery(wrapped.sql(dialect=checked.dialect, comments=False), checked.dialect, wrapped, checked.tables)

@@ -101,6 +101,16 @@ def q(source: SqlSource, name: str) -> str:
     return f'"{name}"' if source.kind == "postgres" else name
 
 
+def exactly(source: SqlSource, column: str, *values: str) -> str:
+    """A condition that `column` (quoted) is one of `values`, compared exactly on every engine (MariaDB's collation
+    ignores case and trailing spaces; row filters do not)."""
+    quoted = quoter(source)(column)
+    listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    if source.kind == "mariadb":
+        return f"BINARY {quoted} IN ({', '.join('BINARY ' + v for v in listed.split(', '))})"
+    return f"{quoted} IN ({listed})"
+
+
 def run(session: Session, source: SqlSource, sql: str, principal: Principal = BUSAN_USER) -> SqlOutcome:
     source.register(session)
     return run_sql(session, source.settings, principal, source.name, sql)

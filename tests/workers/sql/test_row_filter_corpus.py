@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from tests.workers.sql.canary import canary_source, leaks, q, quoter, run, secrets_of
+from tests.workers.sql.canary import canary_source, exactly, leaks, q, quoter, run, secrets_of
 from tests.workers.sql.conftest import ENGINES, SqlSource
 
 EXAMPLES = 150
@@ -106,7 +106,7 @@ def normal(rows: list[Any]) -> list[tuple[str, ...]]:
 @given(template=queries())
 def test_generated_queries_see_exactly_the_filtered_rows(session: Session, policed: SqlSource, template: str) -> None:
     quote = quoter(policed)
-    filtered = f"(SELECT * FROM {quote('ORD_MST')} WHERE {quote('SHIP_CITY')} = 'Busan')"
+    filtered = f"(SELECT * FROM {quote('ORD_MST')} WHERE {exactly(policed, 'SHIP_CITY', 'Busan')})"
     sql = render(template, policed, q(policed, "ORD_MST"))
     outcome = run(session, policed, sql)
     assert outcome.status == "ok", (sql, outcome.error)

@@ -8,13 +8,13 @@ through `run_sql`, and no returned cell may be a canary value or a masked column
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.mask_key import mask_key
 from core.permissions import RoleGrants
 from core.store.models import ExecutedSql
 from tests.workers.sql.canary import (
@@ -28,6 +28,7 @@ from tests.workers.sql.canary import (
     EVERYTHING,
     SEOUL,
     canary_source,
+    exactly,
     leaks,
     q,
     quoter,
@@ -121,9 +122,9 @@ def test_no_bypass_attempt_returns_a_canary_row_or_a_masked_value(session: Sessi
 
 def test_counts_sums_and_joins_see_only_the_users_rows(session: Session, policed: SqlSource) -> None:
     o, c, city, amt = q(policed, "ORD_MST"), q(policed, "CUST_MST"), q(policed, "SHIP_CITY"), q(policed, "TOT_AMT")
-    qo, qcity, qamt = quoter(policed)("ORD_MST"), quoter(policed)("SHIP_CITY"), quoter(policed)("TOT_AMT")
-    busan_count = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {qcity} = 'Busan'")
-    busan_sum = scalar(policed, f"SELECT sum({qamt}) FROM {qo} WHERE {qcity} = 'Busan'")
+    qo, qamt = quoter(policed)("ORD_MST"), quoter(policed)("TOT_AMT")
+    busan_count = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {exactly(policed, 'SHIP_CITY', 'Busan')}")
+    busan_sum = scalar(policed, f"SELECT sum({qamt}) FROM {qo} WHERE {exactly(policed, 'SHIP_CITY', 'Busan')}")
     assert 0 < busan_count < scalar(policed, f"SELECT count(*) FROM {qo}")
     outcome = run(session, policed, f"SELECT count(*), sum({amt}) FROM {o}")
     assert outcome.status == "ok", outcome.error
@@ -162,12 +163,12 @@ def test_masked_values_stay_countable(session: Session, policed: SqlSource) -> N
     )
     assert tuple(int(v) for v in outcome.rows[0]) == expected
     values = run(session, policed, f"SELECT {email}, {nm} FROM {c} WHERE {q(policed, 'CUST_ID')} = '{CANARY_CUSTOMER}'")
-    assert values.rows == [("***", hashlib.md5(CANARY_NAME.encode(), usedforsecurity=False).hexdigest())]
+    assert values.rows == [("***", mask_key(policed.settings).digest(CANARY_NAME.encode()))]
 
 
 def test_a_view_over_a_filtered_table_reads_the_filtered_rows(session: Session, policed: SqlSource) -> None:
-    qo, qcity = quoter(policed)("ORD_MST"), quoter(policed)("SHIP_CITY")
-    busan = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {qcity} = 'Busan'")
+    qo = quoter(policed)("ORD_MST")
+    busan = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {exactly(policed, 'SHIP_CITY', 'Busan')}")
     view = q(policed, "V_BUSAN")
     outcome = run(session, policed, f"SELECT count(*), max({q(policed, 'TOT_AMT')}) FROM {view}")
     assert outcome.status == "ok", outcome.error
@@ -191,8 +192,8 @@ def test_a_view_over_a_masked_table_reads_the_masked_values(session: Session, po
 
 
 def test_two_roles_see_the_union_of_their_rows(session: Session, policed: SqlSource) -> None:
-    qo, qcity = quoter(policed)("ORD_MST"), quoter(policed)("SHIP_CITY")
-    both = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {qcity} IN ('Busan', 'Seoul')")
+    qo = quoter(policed)("ORD_MST")
+    both = scalar(policed, f"SELECT count(*) FROM {qo} WHERE {exactly(policed, 'SHIP_CITY', 'Busan', 'Seoul')}")
     sql = f"SELECT count(*) FROM {q(policed, 'ORD_MST')}"
     assert int(run(session, policed, sql, user(BUSAN, SEOUL, city="Busan")).rows[0][0]) == both
     assert int(run(session, policed, sql, user(CITIES, cities=("Busan", "Seoul"))).rows[0][0]) == both
@@ -205,8 +206,8 @@ def test_a_missing_attribute_matches_no_row(session: Session, policed: SqlSource
     assert int(run(session, policed, sql, user(BUSAN)).rows[0][0]) == 0
     assert int(run(session, policed, sql, user(BUSAN, city="")).rows[0][0]) == 0
     assert int(run(session, policed, sql, user(CITIES, cities=())).rows[0][0]) == 0
-    seoul = quoter(policed)("SHIP_CITY")
-    only_seoul = scalar(policed, f"SELECT count(*) FROM {quoter(policed)('ORD_MST')} WHERE {seoul} = 'Seoul'")
+    seoul = exactly(policed, "SHIP_CITY", "Seoul")
+    only_seoul = scalar(policed, f"SELECT count(*) FROM {quoter(policed)('ORD_MST')} WHERE {seoul}")
     assert int(run(session, policed, sql, user(BUSAN, SEOUL)).rows[0][0]) == only_seoul
 
 
