@@ -28,6 +28,7 @@ from catalog.profiling import render_value
 from core.card_policies import CODES_SHOWN, FREQUENT_SHOWN, column_masks, rows_differ
 from core.card_view import policies_of
 from core.errors import TablescoutError
+from core.mask_key import mask_key
 from core.permissions import Principal
 from core.settings import Settings
 from core.store.models import SourceTable
@@ -138,6 +139,7 @@ class _Counter:
             log.warning("counting %s for a reader: database %s cannot be used: %s", row.name, database, exc)
             raise _Unavailable from exc
         self.principal, self.database, self.dialect = reads.principal, source.name, dialect
+        self.settings = reads.settings
         self.table = exp.Table(
             this=exp.to_identifier(row.name, quoted=True),
             db=exp.to_identifier(row.schema_name, quoted=True) if row.schema_name else None,
@@ -249,10 +251,14 @@ class _Counter:
         sql = statement.sql(dialect=self.dialect)
         try:
             checked = check_query(sql, self.dialect)
-            policed = apply_data_policies(self.engine, self.principal, self.database, checked)
+            policed = apply_data_policies(
+                self.engine, self.principal, self.database, checked, mask_key=lambda: mask_key(self.settings)
+            )
             if policed is None:
                 return None  # nothing applies to this reader after all: the card's own figures stand
-            fetched = execute_read_only(self.engine, policed.sql, _LIMITS, params=policed.params)
+            fetched = execute_read_only(
+                self.engine, policed.sql, _LIMITS, params=policed.params, mask_key=policed.mask_key
+            )
         except ExecutionTimeout:
             log.info("counting %s.%s for a reader took longer than %g s", self.database, self.name, STATEMENT_TIMEOUT_S)
             return None
