@@ -20,6 +20,7 @@ from sqlalchemy import text
 
 from bot.feedback import answer_clicked, reason_given
 from bot.intake import Accepted, IncomingMessage, accept
+from bot.json_shape import MalformedBody, json_object
 from bot.relay import Relay
 from bot.slack.app import SlackInbound
 from bot.teams.adapter import (
@@ -162,7 +163,10 @@ class BotServer:
 
     async def slack_events(self, request: web.Request) -> web.Response:
         assert self.slack is not None
-        body = (await request.read()).decode("utf-8", errors="replace")
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _too_large("/slack/events")
         headers = {name: request.headers.getall(name) for name in set(request.headers.keys())}
         loop = asyncio.get_running_loop()
         reply = await loop.run_in_executor(self.executor, self.slack.handle_http, body, request.query_string, headers)
@@ -179,11 +183,11 @@ class BotServer:
 
     async def teams_messages(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return web.json_response({"error": "the body is not JSON"}, status=400)
-        if not isinstance(body, dict):
-            return web.json_response({"error": "the body is not an activity"}, status=400)
+            body = json_object(await request.read(), "the body")
+        except web.HTTPRequestEntityTooLarge:
+            return _too_large("/api/messages")
+        except MalformedBody as exc:
+            return _malformed_activity(str(exc))
         received: list[tuple[TeamsMessage, Accepted]] = []
 
         async def on_message(message: TeamsMessage) -> None:
@@ -212,8 +216,8 @@ class BotServer:
             )
         except PermissionError as exc:
             return web.json_response({"error": str(exc)}, status=401)
-        except ValueError as exc:
-            return web.json_response({"error": str(exc)}, status=400)
+        except ValueError as exc:  # MalformedBody, or what msrest could not read
+            return _malformed_activity(str(exc))
         for message, accepted in received:
             if accepted.turn_id is not None and not accepted.duplicate:
                 self._stored(accepted.turn_id)
@@ -248,6 +252,16 @@ class BotServer:
         if accepted.duplicate:
             log.info("%s event %s delivered again; already stored", message.platform, message.event_id)
         return accepted
+
+
+def _too_large(route: str) -> web.Response:
+    log.warning("refused a request to %s over %d bytes", route, MAX_BODY_BYTES)
+    return web.json_response({"error": f"the body is over {MAX_BODY_BYTES} bytes"}, status=413)
+
+
+def _malformed_activity(reason: str) -> web.Response:
+    log.warning("refused a Teams activity: %s", reason)
+    return web.json_response({"error": reason}, status=400)
 
 
 def serve(

@@ -10,14 +10,17 @@ The agents and AI apps surface (assistant threads: greeting, suggested prompts, 
 the thread title) is bot/slack/assistant.py, on bolt's `Assistant` middleware; its answers stream (bot/delivery.py).
 
 Bolt runs with `process_before_response`: the signature (and its timestamp, refused when more than five minutes
-old) is checked first, then the listener stores the turn and its job in one transaction, and only then does Slack
-get its 200. A failure to store answers 500, so Slack delivers the event again; a redelivery (`X-Slack-Retry-Num`)
-of a stored event finds its `event_id` and does nothing. Replies that need no turn (a mention with no question)
-and the relay kick happen after the store commits.
+old) is checked first, then the body's shape (bot/slack/request_checks.py: a signed body Slack would never send is
+answered 400 with the reason, and a Socket Mode envelope of that kind is acknowledged and logged; neither is
+stored), then the listener stores the turn and its job in one transaction, and only then does Slack get its 200. A
+failure to store answers 500, so Slack delivers the event again; a redelivery (`X-Slack-Retry-Num`) of a stored
+event finds its `event_id` and does nothing. Replies that need no turn (a mention with no question) and the relay
+kick happen after the store commits.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -34,6 +37,7 @@ from slack_bolt.middleware.assistant import Assistant
 from sqlalchemy import select
 
 from bot.intake import Accepted, IncomingMessage, accept
+from bot.json_shape import MalformedBody
 from bot.slack.assistant import (
     PROMPTS_TITLE,
     first_question,
@@ -49,6 +53,7 @@ from bot.slack.assistant import (
 from bot.slack.blocks import EXAMPLE_APPROVE, EXAMPLE_REJECT, FEEDBACK_ACTION, FEEDBACK_REASON_VIEW
 from bot.slack.example_review import ExampleReview
 from bot.slack.feedback_actions import FeedbackActions
+from bot.slack.request_checks import check_payload, header, signature_valid, slack_body
 from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, web_client
 from core.config_file import ConfigFile
 from core.errors import ConfigError
@@ -95,6 +100,7 @@ class SlackInbound:
         self.store = store
         self.on_stored = on_stored
         self.background = background
+        self._secret = secret
         self.poster = SlackPoster(token, settings.slack_api_url)
         self.app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         try:
@@ -124,9 +130,24 @@ class SlackInbound:
 
     # --- HTTP and Socket Mode ---------------------------------------------------------------------------------------
 
-    def handle_http(self, body: str, query: str, headers: Mapping[str, Sequence[str]]) -> HttpReply:
-        """One request to /slack/events, in a worker thread (it touches the store)."""
-        request = BoltRequest(body=body, query=query, headers={k: list(v) for k, v in headers.items()})
+    def handle_http(self, raw: bytes, query: str, headers: Mapping[str, Sequence[str]]) -> HttpReply:
+        """One request to /slack/events, in a worker thread (it touches the store).
+
+        The signature is checked on the bytes as they came (401 when it is wrong or stale), then the body's shape
+        (bot/slack/request_checks.py): a signed body that is not one Slack sends is answered 400 with the reason and
+        logged, and nothing is stored. Otherwise bolt dispatches it; a listener that fails to store answers 500, so
+        Slack delivers the event again."""
+        if not signature_valid(self._secret, raw, headers):
+            log.info("refused a Slack request whose signature is missing, wrong or over five minutes old")
+            return _json_reply(401, {"error": "invalid request"})
+        content_type = header(headers, "content-type")
+        try:
+            body = slack_body(raw, content_type)
+            request = BoltRequest(body=body, query=query, headers={k: list(v) for k, v in headers.items()})
+        except MalformedBody as exc:
+            return _refused(str(exc), raw, content_type)
+        except Exception as exc:  # bolt reads a field of a shape request_checks does not check
+            return _refused(f"a field has a shape Slack does not send ({type(exc).__name__})", raw, content_type)
         response = self.app.dispatch(request)
         return HttpReply(response.status, dict(response.headers), response.body)
 
@@ -134,7 +155,7 @@ class SlackInbound:
         """A Socket Mode connection for this app (SLACK_APP_TOKEN); `.connect()` starts it, `.close()` ends it."""
         if not self.app_token:
             raise ConfigError("Socket Mode needs SLACK_APP_TOKEN (an app-level xapp- token with connections:write)")
-        return SocketModeHandler(self.app, self.app_token)
+        return CheckedSocketModeHandler(self.app, self.app_token)
 
     # --- listeners --------------------------------------------------------------------------------------------------
 
@@ -285,6 +306,33 @@ def _embedder(settings: Settings) -> Callable[[str], list[float]]:
         return [float(v) for v in embedder_for(settings).embed([text])[0]]
 
     return embed
+
+
+class CheckedSocketModeHandler(SocketModeHandler):
+    """bolt's Socket Mode handler, with each Events API and interactive envelope's payload checked first
+    (bot/slack/request_checks.py): one Slack would never send is acknowledged, so it is not delivered again, and
+    logged; nothing is stored."""
+
+    def handle(self, client: Any, req: Any) -> None:
+        if req.type in ("events_api", "interactive"):
+            try:
+                check_payload(req.payload)
+            except MalformedBody as exc:
+                log.warning("refused a Slack Socket Mode %s envelope %s: %s", req.type, req.envelope_id, exc)
+                client.send_socket_mode_response({"envelope_id": req.envelope_id})
+                return
+        super().handle(client, req)
+
+
+def _json_reply(status: int, body: Mapping[str, str]) -> HttpReply:
+    return HttpReply(status, {"content-type": ["application/json"]}, json.dumps(body))
+
+
+def _refused(reason: str, raw: bytes, content_type: str | None) -> HttpReply:
+    log.warning(
+        "refused a signed Slack request (%d bytes, %s): %s", len(raw), content_type or "no content type", reason
+    )
+    return _json_reply(400, {"error": f"not a request Slack sends: {reason}"})
 
 
 def _team(body: Mapping[str, Any], event: Mapping[str, Any]) -> str:

@@ -59,6 +59,7 @@ from botframework.connector.auth import AuthenticationConstants  # type: ignore[
 from msrest.exceptions import ClientRequestError
 
 from bot.entra import EntraTokenError
+from bot.json_shape import MalformedBody
 from bot.teams.activity import TeamsFeedback as TeamsFeedback
 from bot.teams.activity import TeamsMessage as TeamsMessage  # re-exported: the server and tests take it from here
 from bot.teams.activity import (
@@ -71,6 +72,7 @@ from bot.teams.activity import (
     thread_id,
     user_aad_object_id,
 )
+from bot.teams.activity_shape import check_activity
 from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
 from bot.teams.credentials import BotCredentialsFactory, BotTokens
 from core.errors import ConfigError, TablescoutError
@@ -208,14 +210,18 @@ async def process_inbound(
 
     Returns the message handed on (None for other activity types, such as conversation updates). Raises
     PermissionError when the request is not authenticated (missing, malformed, wrongly issued or unverifiable
-    token) and ValueError when the body is not an activity; errors from `on_message` propagate unchanged.
+    token) and ValueError (MalformedBody, bot/teams/activity_shape.py) when the body is not an activity of the
+    schema's shape, before anything else is done; errors from `on_message` propagate unchanged.
     """
     try:
+        check_activity(body)
+    except MalformedBody as exc:
+        raise MalformedBody(f"not a Bot Framework activity: {exc}") from None
+    try:
         activity = parse_activity(body)
-    except Exception as exc:  # msrest raises its own DeserializationError
-        raise ValueError(f"not a Bot Framework activity: {exc}") from exc
-    if not activity.type or activity.conversation is None or not activity.service_url:
-        raise ValueError("not a Bot Framework activity: type, conversation and serviceUrl are required")
+    except Exception as exc:  # msrest raises its own DeserializationError, naming its internals
+        log.info("Teams activity unreadable: %s: %s", type(exc).__name__, exc)
+        raise ValueError("not a Bot Framework activity: a field has a type the activity schema does not allow") from exc
     try:
         authenticated = await adapter.bot_framework_authentication.authenticate_request(activity, auth_header or "")
     except Exception as exc:

@@ -98,7 +98,7 @@ class App:
             "X-Slack-Request-Timestamp": [timestamp],
             "X-Slack-Signature": [signature],
         }
-        return self.inbound.handle_http(body, "", headers)
+        return self.inbound.handle_http(body.encode(), "", headers)
 
     def click(self, message: SlackMessage, user: str, action_id: str, value: str, **extra: Any) -> HttpReply:
         action = {"type": "button", "action_id": action_id, "value": value, "action_ts": f"{time.time():.6f}"}
