@@ -45,12 +45,19 @@ roles:
   everything:
     grants:
       - database: masked
+  hashed:
+    grants:
+      - database: masked
+        column_masks:
+          CUST_MST.CUST_NM: hash
+          CUST_MST.EMAIL: hash
 groups:
   - {platform: slack, group: S_BUSAN, roles: [busan_sales]}
   - {platform: slack, group: S_ALL, roles: [everything]}
+  - {platform: slack, group: S_HASH, roles: [hashed]}
 default_role: everything
 """
-USERS = {"U_BUSAN": ("S_BUSAN", {"city": "Busan"}), "U_ALL": ("S_ALL", {})}
+USERS = {"U_BUSAN": ("S_BUSAN", {"city": "Busan"}), "U_ALL": ("S_ALL", {}), "U_HASH": ("S_HASH", {})}
 
 
 def canaries() -> list[str]:

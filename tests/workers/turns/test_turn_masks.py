@@ -1,18 +1,20 @@
 """Column masks and row filters reach everything besides the SQL (issue 20 item 4): cards, search candidates and
 the value index behind them, join hints and `tablescout card --user` never show a masked column's values (a hidden
-column not at all), and a row-filtered table's card says its rows are filtered for the user instead of counting
-them. Turns with a scripted model run the real tools."""
+column not at all), and a row-filtered table's card counts the rows the user's own SQL reads instead of the
+table's total. Turns with a scripted model run the real tools."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select
 
+from core.mask_key import mask_key
 from core.permissions import Principal, resolve_principal
-from core.store.models import Note
+from core.store.models import ExecutedSql, Note
 from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say
 from tests.support import run_cli
@@ -75,7 +77,7 @@ def test_a_card_lists_masked_columns_without_values_and_leaves_hidden_ones_out(
     assert "No such column: tel_no" in asked, "a hidden column reads like one that does not exist"
 
 
-def test_a_row_filtered_card_says_filtered_for_you_instead_of_the_total(
+def test_a_row_filtered_card_counts_the_users_rows_instead_of_the_total(
     mask_world: MaskWorld, fake_anthropic: FakeModelServer
 ) -> None:
     db = mask_world.database
@@ -85,7 +87,7 @@ def test_a_row_filtered_card_says_filtered_for_you_instead_of_the_total(
     assert f"{SEOUL_AMOUNT}" in full, "the amounts' range shows the canary to a user without a filter"
     assert "distinct 40" in full
     [card] = _tools(mask_world, fake_anthropic, "U_BUSAN", calls)
-    assert "rows filtered for you" in card
+    assert "20 rows you may read (filtered for you)" in card, "the rows the user's own SQL reads"
     assert "40 rows" not in card
     assert "distinct 40" not in card, "nor a distinct count that gives the total away"
     assert _leaks(card) == [], card
@@ -147,11 +149,11 @@ def test_the_card_command_shows_the_card_as_the_user_sees_it(mask_world: MaskWor
     assert "masked" not in columns["CUST_NM"]
     orders = _cli(mask_world, "card", db, "ORD_MST", "--user", "slack:U_BUSAN")
     assert orders.returncode == 0, orders.stderr
-    assert "rows filtered for you" in orders.stdout
+    assert "20 rows you may read (filtered for you)" in orders.stdout
     assert _leaks(orders.stdout) == []
     as_json = _cli(mask_world, "card", db, "ORD_MST", "--user", "slack:U_BUSAN", "--json")
     body = json.loads(as_json.stdout)
-    assert (body["row_count"], body["rows_filtered"], body["sample"]) == (None, True, None)
+    assert (body["row_count"], body["rows_filtered"], body["sample"]) == (20, True, None)
     assert _leaks(as_json.stdout) == []
 
 
@@ -217,3 +219,33 @@ def test_an_answer_another_user_got_is_withheld_from_a_follow_up_under_a_row_fil
         texts = " ".join(str(m["content"]) for m in fake_anthropic.requests[-1].raw["messages"])
         assert (everything in texts) is shown, texts
         fake_anthropic.script([Say("ok")])
+
+
+def test_a_hash_masked_column_reaches_the_model_as_a_keyed_hash_and_never_the_key(
+    mask_world: MaskWorld, fake_anthropic: FakeModelServer
+) -> None:
+    """Issue 30 item 4: what the model and the stored turn read are HMAC-SHA-256 hashes under the installation's
+    key, which no MD5 or SHA-256 of a guess matches, and no piece of the key is anywhere in them."""
+    world = mask_world.world
+    sql = "SELECT CUST_NO, CUST_NM, EMAIL FROM CUST_MST ORDER BY CUST_NO"
+    fake_anthropic.script([Call("run_sql", {"database": mask_world.database, "sql": sql}), Say("done")])
+    first = len(fake_anthropic.requests)
+    turn_id = world.submit("List the customers", user="U_HASH", thread="T_HASHED")
+    world.run(world.environment(fake_anthropic), turn_id)
+    result = fake_anthropic.requests[first + 1].exchange.tool_results["run_sql"]
+    stored = json.dumps(world.turn(turn_id)["result"])
+    key = mask_key(world.settings)
+    names = [f"Customer {i}" for i in range(12)]
+    for text in (result, stored):
+        assert [name for name in names if key.digest(name.encode()) not in text] == []
+        assert key.digest(EMAILS[0].encode()) in text
+        assert not [name for name in names if name in text]
+        guesses = [*names, *EMAILS]
+        assert not [g for g in guesses if hashlib.md5(g.encode(), usedforsecurity=False).hexdigest() in text]
+        assert not [g for g in guesses if hashlib.sha256(g.encode()).hexdigest() in text]
+        forms = [form.lower() for form in key.secret_texts()]
+        assert not [f[i : i + 8] for f in forms for i in range(len(f) - 7) if f[i : i + 8] in text.lower()]
+    with world.installation.store.transaction() as session:
+        audit = session.scalars(select(ExecutedSql).where(ExecutedSql.turn_id == turn_id)).one()
+        assert audit.sql == sql
+        assert audit.policies == "CUST_MST.CUST_NM hashed; CUST_MST.EMAIL hashed"
