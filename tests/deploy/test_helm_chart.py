@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,29 @@ def test_production_uses_the_existing_secret_and_external_urls(production: Rende
     images = {container(w)["image"] for w in production.kinds("Deployment") + production.kinds("Job")}
     assert images == {"registry.example.com/tablescout:0.1.0"}
     assert production.kinds("StatefulSet") == []
+
+
+def _mask_keys(rendered: Rendered) -> set[str]:
+    return {base64.b64decode(s["data"]["TABLESCOUT_MASK_KEY"]).decode() for s in rendered.kinds("Secret")}
+
+
+def test_every_pod_hashes_with_one_mask_key(chart: Any) -> None:
+    """Issue 30 item 4: each pod's data directory is its own, so the key of `hash` masks comes from the Secret: one
+    random key per install (the migration job's copy of the Secret holds the same), or the one the values give."""
+    installed = render(chart, None)
+    assert len(installed.kinds("Secret")) == 2  # the release's and the migration job's copy
+    (key,) = _mask_keys(installed)
+    assert re.fullmatch(r"[A-Za-z0-9]{64}", key)
+    assert _mask_keys(render(chart, None)) != {key}  # a new installation gets a key of its own
+    given = {"secret": {"existingSecret": "", "values": {"TABLESCOUT_MASK_KEY": "k" * 40}}}
+    assert _mask_keys(render(chart, given)) == {"k" * 40}
+    for workload in installed.kinds("Deployment") + installed.kinds("Job"):
+        assert {"secretRef": {"name": workload_secret(workload)}} in container(workload)["envFrom"]
+    assert "TABLESCOUT_MASK_KEY" in installed.notes
+
+
+def workload_secret(workload: dict[str, Any]) -> str:
+    return next(e["secretRef"]["name"] for e in container(workload)["envFrom"] if "secretRef" in e)
 
 
 # --- migrations ----------------------------------------------------------------------------------------------------

@@ -77,11 +77,29 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
-The Secret's data: the secret.values that are set. The store and broker URLs are always there, empty when not set,
-so that tablescout stops with "TABLESCOUT_DATABASE_URL is not a database URL" (the migration job fails the install)
-rather than a pod starting an embedded store of its own.
+The key of `hash` column masks, which every pod must share (each pod's data directory is its own): the value in
+secret.values.TABLESCOUT_MASK_KEY, else the one the release's Secret already holds (so an upgrade keeps every hash
+as it was), else a new random one. It is kept in .Values.secret.values for the rest of the render, so the migration
+job's copy of the Secret and the release's Secret hold the same key.
+*/}}
+{{- define "tablescout.ensureMaskKey" -}}
+{{- if not .Values.secret.values.TABLESCOUT_MASK_KEY }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "tablescout.secretName" .) }}
+{{- $kept := "" }}
+{{- if and $existing $existing.data }}
+{{- $kept = index $existing.data "TABLESCOUT_MASK_KEY" | default "" | b64dec }}
+{{- end }}
+{{- $_ := set .Values.secret.values "TABLESCOUT_MASK_KEY" ($kept | default (randAlphaNum 64)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secret's data: the secret.values that are set, and the mask key (`tablescout.ensureMaskKey`). The store and
+broker URLs are always there, empty when not set, so that tablescout stops with "TABLESCOUT_DATABASE_URL is not a
+database URL" (the migration job fails the install) rather than a pod starting an embedded store of its own.
 */}}
 {{- define "tablescout.secretData" -}}
+{{- include "tablescout.ensureMaskKey" . }}
 {{- range $key := list "TABLESCOUT_DATABASE_URL" "TABLESCOUT_REDIS_URL" }}
 {{ $key }}: {{ index $.Values.secret.values $key | default "" | toString | b64enc | quote }}
 {{- end }}
