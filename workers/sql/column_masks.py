@@ -16,14 +16,17 @@ value, because that is all the subquery yields.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
-from core.mask_key import MaskKey
+from core.mask_key import MaskKey, MaskKeyError
 from core.row_predicates import MaskKind
+
+log = logging.getLogger(__name__)
 
 SQLITE_HASH_FUNCTION = "ts_mask_hash"
 
@@ -34,6 +37,50 @@ class KeyParameters:
 
     inner: exp.Expr
     outer: exp.Expr
+
+
+class MaskKeyUnavailable(Exception):
+    """A hash mask applies and the mask key cannot be used; `str(exc)` is safe to show (the log has the reason)."""
+
+
+class KeyBinding:
+    """The mask key for one statement: read once, when the first hash mask needs it, and its padded forms bound
+    through `placeholder` (on the server engines; SQLite's function is keyed by the executor)."""
+
+    def __init__(
+        self,
+        source: Callable[[], MaskKey] | None,
+        family: str,
+        database: str,
+        placeholder: Callable[[str], exp.Expr],
+    ) -> None:
+        self.source, self.family, self.database, self.placeholder = source, family, database, placeholder
+        self.key: MaskKey | None = None
+        self._parameters: KeyParameters | None = None
+
+    def parameters(self) -> KeyParameters | None:
+        """The placeholders of the padded keys (None on SQLite); raise MaskKeyUnavailable without a usable key."""
+        if self.key is None:
+            try:
+                if self.source is None:
+                    raise MaskKeyError("no mask key was given to the row-filter rewrite")
+                self.key = self.source()
+            except MaskKeyError as exc:
+                log.error(
+                    "column masks on %s: a hash mask applies and the mask key cannot be used: %s", self.database, exc
+                )
+                raise MaskKeyUnavailable(
+                    "refused: a column this query reads is hash-masked for you and the mask key of this installation "
+                    "cannot be used (a configuration problem); tell the user to ask the operator to check the mask "
+                    "key (the log says why)"
+                ) from exc
+        if self.family == "sqlite":
+            return None
+        if self._parameters is None:
+            self._parameters = KeyParameters(
+                inner=self.placeholder(self.key.inner_pad), outer=self.placeholder(self.key.outer_pad)
+            )
+        return self._parameters
 
 
 def value_text(value: Any) -> bytes:

@@ -33,10 +33,10 @@ from sqlglot.errors import SqlglotError
 from catalog.sql_tables import TableName, table_name, table_nodes
 from catalog.view_reads import MAX_VIEW_DEPTH, NameRefused, Resolved, resolve
 from core.data_policy import RowFilter
-from core.mask_key import MaskKey, MaskKeyError
+from core.mask_key import MaskKey
 from core.permissions import Principal
 from core.row_predicates import MaskKind, PredicateError, marker_index, parse_predicate
-from workers.sql.column_masks import KeyParameters, masked_value
+from workers.sql.column_masks import KeyBinding, KeyParameters, MaskKeyUnavailable, masked_value
 from workers.sql.engines import family_of
 from workers.sql.exact_compare import exact_like_on_sqlite, exact_text_comparisons
 from workers.sql.guard import CheckedQuery
@@ -129,9 +129,7 @@ class _Rewrite:
         self.token = f"tsp{secrets.token_hex(4)}"
         self.params: dict[str, str] = {}
         self.value_placeholders: set[str] = set()
-        self.mask_key_source = mask_key
-        self.key: MaskKey | None = None
-        self.key_parameters: KeyParameters | None = None
+        self.key_binding = KeyBinding(mask_key, family, database, self._placeholder)
         self.applied: list[str] = []
         self.tables: dict[TableName, _Table | _View | None] = {}
         self.expected: Counter[tuple[str, str | None]] = Counter()
@@ -144,7 +142,7 @@ class _Rewrite:
             return None
         sql = statement.sql(dialect=self.dialect, comments=False)
         self._verify(sql)
-        return PolicedQuery(*self._bind(sql), applied=self.applied, mask_key=self.key)
+        return PolicedQuery(*self._bind(sql), applied=self.applied, mask_key=self.key_binding.key)
 
     def _refuse_pseudo_columns(self, statement: exp.Expr) -> None:
         references = []
@@ -280,29 +278,10 @@ class _Rewrite:
         return exp.Subquery(this=select, alias=_alias(node))
 
     def _key_parameters(self) -> KeyParameters | None:
-        """The placeholders of the mask key's padded forms (None on SQLite, where the executor keys the function);
-        the key is read once per statement, and a key that cannot be read refuses the query."""
-        if self.key is None:
-            try:
-                if self.mask_key_source is None:
-                    raise MaskKeyError("no mask key was given to the row-filter rewrite")
-                self.key = self.mask_key_source()
-            except MaskKeyError as exc:
-                log.error(
-                    "column masks on %s: a hash mask applies and the mask key cannot be used: %s", self.database, exc
-                )
-                raise PolicyRefused(
-                    "refused: a column this query reads is hash-masked for you and the mask key of this installation "
-                    "cannot be used (a configuration problem); tell the user to ask the operator to check the mask "
-                    "key (the log says why)"
-                ) from exc
-        if self.family == "sqlite":
-            return None
-        if self.key_parameters is None:
-            self.key_parameters = KeyParameters(
-                inner=self._placeholder(self.key.inner_pad), outer=self._placeholder(self.key.outer_pad)
-            )
-        return self.key_parameters
+        try:
+            return self.key_binding.parameters()
+        except MaskKeyUnavailable as exc:
+            raise PolicyRefused(str(exc)) from exc
 
     def _condition(self, table: _Table, row_filter: RowFilter) -> exp.Expr:
         alternatives: list[exp.Expr] = []
