@@ -220,7 +220,8 @@ def test_every_pod_hashes_with_one_mask_key(chart: Any) -> None:
 
 
 def workload_secret(workload: dict[str, Any]) -> str:
-    return next(e["secretRef"]["name"] for e in container(workload)["envFrom"] if "secretRef" in e)
+    found: str = next(e["secretRef"]["name"] for e in container(workload)["envFrom"] if "secretRef" in e)
+    return found
 
 
 # --- migrations ----------------------------------------------------------------------------------------------------
