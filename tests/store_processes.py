@@ -66,9 +66,11 @@ def assert_nothing_left(pgdata: Path) -> None:
 
 
 def kill_postmaster(pgdata: Path) -> int:
-    """SIGKILL the server running from `pgdata`, as the out-of-memory killer would; returns its PID."""
+    """SIGKILL the server running from `pgdata`, as the out-of-memory killer would; returns its PID once it has
+    died (a zombie or reaped: a process on its way out still shows its name for a moment)."""
     pid = postmaster_pid(pgdata)
     os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: dead([pid]) == [pid], 10, "the killed server to die")
     return pid
 
 

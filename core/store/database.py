@@ -83,7 +83,7 @@ class Store:
             with self.engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except SQLAlchemyError as exc:
-            raise StoreUnavailable(f"the metadata store at {where} does not answer: {_first_line(exc)}") from exc
+            raise StoreUnavailable(f"the metadata store at {where} does not answer: {error_line(exc)}") from exc
         log.info("the metadata store at %s answers again", where)
 
     def close(self) -> None:
@@ -107,7 +107,8 @@ def _normalise(url: str) -> URL:
     return parsed
 
 
-def _first_line(exc: SQLAlchemyError) -> str:
+def error_line(exc: SQLAlchemyError) -> str:
+    """The driver's first line for `exc` (no SQL, no parameters): what a log line or an operator's message shows."""
     orig = getattr(exc, "orig", None)
     lines = str(orig if orig is not None else exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
@@ -128,7 +129,7 @@ def _check_server(engine: Engine, where: str) -> None:
         with engine.connect() as conn:
             available = conn.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).first()
     except OperationalError as exc:
-        reason = _first_line(exc)
+        reason = error_line(exc)
         raise StoreUnavailable(f"cannot reach the metadata store at {where}: {reason}") from exc
     if available is None:
         raise StoreError(

@@ -130,11 +130,13 @@ def start_embedded(pgdata: Path) -> EmbeddedServer:
 
 
 def _alive(info: PostmasterInfo | None) -> bool:
-    """Whether the postmaster `info` names runs (the same process, not one reusing its PID, and not a zombie)."""
+    """Whether the postmaster `info` names runs: a server (not a program that took over its PID after it died),
+    the same process (psutil compares start times) and not a zombie."""
     if info is None or info.process is None:
         return False
     try:
-        return info.process.is_running() and info.process.status() != psutil.STATUS_ZOMBIE
+        process = info.process
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE and process.name() == "postgres"
     except psutil.Error:
         return False
 
@@ -159,6 +161,21 @@ def _on_its_way_out(pgdata: Path) -> bool:
         return False
 
 
+def _clear_stale_pid_file(pgdata: Path) -> None:
+    """Remove a postmaster.pid whose PID now names another program (in a restarted container PIDs start over):
+    pgserver would take that program for the server and never start one. PostgreSQL replaces such a file itself."""
+    info = _current_postmaster(pgdata)
+    if info is None or info.process is None:
+        return
+    try:
+        name = info.process.name()
+    except psutil.Error:
+        return
+    if name != "postgres":
+        log.warning("embedded store: postmaster.pid names process %s (%s), not a server; removing it", info.pid, name)
+        (pgdata / "postmaster.pid").unlink(missing_ok=True)
+
+
 def _attach(pgdata: Path) -> tuple[PostgresServer, URL]:
     """Open a handle (starting the server if none runs) and check it answers, waiting out a server that is still
     going away."""
@@ -170,6 +187,7 @@ def _attach(pgdata: Path) -> tuple[PostgresServer, URL]:
         try:
             if _on_its_way_out(pgdata):
                 raise StoreError("the previous server has not ended yet")
+            _clear_stale_pid_file(pgdata)
             with PostgresServer._lock:  # the lock pgserver holds while it reads or writes the handle list
                 embedded_handles.prune(pgdata)
             server = PostgresServer(pgdata, cleanup_mode="stop")
@@ -191,7 +209,12 @@ def _release(pgdata: Path, server: PostgresServer) -> None:
     """Close `server`'s handle: the server stops when no live process holds one any more."""
     from pgserver.postgres_server import PostgresServer
 
-    if not _alive(server.get_postmaster_info()) and _alive(_current_postmaster(pgdata)):
+    if not _alive(server.get_postmaster_info()):
+        if not _alive(_current_postmaster(pgdata)):
+            # Nothing to stop; pgserver would try to stop the dead server (a zombie until reaped) and fail.
+            with PostgresServer._lock:
+                embedded_handles.drop(pgdata, os.getpid())
+            return
         # Another process started the server again after the one this handle knew died: attach to that one, so
         # that this close stops it when it is the last (pgserver stops only the postmaster a handle knows).
         server = PostgresServer(pgdata, cleanup_mode="stop")

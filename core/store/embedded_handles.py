@@ -41,7 +41,7 @@ def started_at(pid: int) -> float | None:
 
 def holders(pgdata: Path) -> list[int]:
     """The PIDs pgserver lists as holding the server open (live or not)."""
-    raw = _read(pgdata / HANDLE_LIST, [])
+    raw = _read(pgdata / HANDLE_LIST)
     return [pid for pid in raw if isinstance(pid, int)] if isinstance(raw, list) else []
 
 
@@ -59,12 +59,21 @@ def prune(pgdata: Path) -> list[int]:
     dead = [pid for pid in listed if not is_live(pid, owners.get(pid))]
     if dead:
         log.warning("embedded store: struck off handles of processes that are gone: %s", dead)
-    if dead or _read(pgdata / HANDLE_LIST, []) != listed:  # rewritten whole when it held anything but PIDs
-        _write(pgdata / HANDLE_LIST, [pid for pid in listed if pid not in dead])
+    path = pgdata / HANDLE_LIST
+    if dead or (path.exists() and _read(path) != listed):  # rewritten whole when it held anything but PIDs
+        _write(path, [pid for pid in listed if pid not in dead])
     kept = {pid: started for pid, started in owners.items() if pid in listed and pid not in dead}
     if kept != owners:
         _write(pgdata / OWNERS, {str(pid): started for pid, started in kept.items()})
     return dead
+
+
+def drop(pgdata: Path, pid: int) -> None:
+    """Strike `pid` off by hand: its handle knew a server that is gone, which pgserver would try to stop."""
+    listed = holders(pgdata)
+    if pid in listed:
+        _write(pgdata / HANDLE_LIST, [p for p in listed if p != pid])
+    prune(pgdata)  # its start time goes with it
 
 
 def record_owner(pgdata: Path) -> None:
@@ -77,20 +86,21 @@ def record_owner(pgdata: Path) -> None:
 
 
 def _owners(pgdata: Path) -> dict[int, float]:
-    raw = _read(pgdata / OWNERS, {})
+    raw = _read(pgdata / OWNERS)
     if not isinstance(raw, dict):
         return {}
     return {int(pid): float(started) for pid, started in raw.items()}
 
 
-def _read(path: Path, empty: object) -> object:
+def _read(path: Path) -> object:
+    """The file's JSON; None when it is missing or cannot be read (cut short by a crash: it is started over)."""
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        return empty
-    except (OSError, ValueError) as exc:  # a file cut short by a crash: start it over
+        return None
+    except (OSError, ValueError) as exc:
         log.warning("embedded store: %s cannot be read (%s); starting it over", path.name, exc)
-        return empty
+        return None
 
 
 def _write(path: Path, value: object) -> None:

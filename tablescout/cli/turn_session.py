@@ -34,7 +34,7 @@ STORE_RETRIES = 2
 #: How long the console waits for the metadata store to answer again before it gives up on the turn.
 STORE_BACK_S = 60.0
 STORE_RETRY_S = 1.0
-STORE_LOST = "The metadata store went away; starting it again…"
+STORE_LOST = "The metadata store went away; bringing it back…"
 
 Progress = Callable[[str], None]
 T = TypeVar("T")

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import logging
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from bot.delivery import deliver_answer, pending_answers
 from bot.relay import publish_pending
 from core.errors import StoreUnavailable, TablescoutError
 from core.settings import load_settings
+from core.store.database import Store, connection_lost, error_line
 from workers import runtime
 from workers.app import DELIVER_TASK, SWEEP_TASK, TURN_TASK, app, task
 from workers.turn_sweep import sweep_turns
@@ -46,10 +49,16 @@ def deliver_answer_job(turn_id: int) -> None:
 @task(SWEEP_TASK)
 def sweep_outbox() -> None:
     try:
-        store = runtime.store()  # starts the embedded store again when it died
+        _sweep(runtime.store())  # the store: started again when the embedded one died
     except StoreUnavailable as exc:
         log.warning("outbox sweep skipped: %s", exc)
-        return
+    except SQLAlchemyError as exc:  # the store went away during the sweep: the next one does it all again
+        if not connection_lost(exc):
+            raise
+        log.warning("outbox sweep cut off: the metadata store went away (%s)", error_line(exc))
+
+
+def _sweep(store: Store) -> None:
     published = publish_pending(store, lambda name, args: app.send_task(name, args=list(args)))
     if published:
         log.info("outbox sweep published %d stored job(s)", published)
