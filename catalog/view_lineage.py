@@ -17,6 +17,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.lineage import Node, lineage
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import build_scope
+from sqlglot.schema import MappingSchema
 
 from catalog.connectors.base import Connector, TableInfo
 
@@ -34,13 +35,20 @@ def direct_lineage(
     """For each view column (`columns`, in the view's order), the columns of tables or views it is computed from,
     named as `tables` names them; None when the definition cannot be followed or does not match the view's
     columns."""
-    schema, names = _schema(tables)
-    if schema is None:
+    found_schema, names = _schema(tables)
+    if found_schema is None:
         return None
+    case_sensitive = dialect == "postgres"  # quoted names keep their case, others fold to lower case
+    tree = definition.copy()
+    for identifier in tree.find_all(exp.Identifier) if not case_sensitive else ():
+        identifier.set("quoted", False)  # SQLite and MariaDB compare these names without regard to case
+    for table in list(tree.find_all(exp.Table)):
+        if not table.alias:  # columns qualified by a quoted table name must find it by that very name
+            quoted = bool(table.this.args.get("quoted")) if isinstance(table.this, exp.Identifier) else False
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name, quoted=quoted)))
     try:
-        qualified = qualify(
-            definition.copy(), schema=schema, dialect=dialect, validate_qualify_columns=False, identify=False
-        )
+        schema = MappingSchema(found_schema, dialect=dialect, normalize=not case_sensitive)
+        qualified = qualify(tree, schema=schema, dialect=dialect, validate_qualify_columns=False, identify=False)
         scope = build_scope(qualified)
         if scope is None or not isinstance(qualified, exp.Query):
             return None
@@ -57,7 +65,7 @@ def direct_lineage(
         node = nodes.get(output)
         if node is None:
             return None
-        leaves = _leaves(node, names)
+        leaves = _leaves(node, names, dialect)
         if leaves is None:
             return None
         found.append(leaves)
@@ -70,9 +78,16 @@ def _first_branch(query: exp.Query) -> exp.Query:
     return query
 
 
-def _schema(tables: Columns) -> tuple[dict[str, object] | None, dict[tuple[str, str], tuple[str | None, str]]]:
-    """The schema sqlglot qualifies against, and a lookup from (schema, table) folded to the names as given."""
-    names = {((s or "").casefold(), t.casefold()): (s, t) for s, t in tables}
+#: (schema, table) folded → the table as `Columns` names it, and its columns folded → as named.
+_Names = Mapping[tuple[str, str], tuple[tuple[str | None, str], Mapping[str, str]]]
+
+
+def _schema(tables: Columns) -> tuple[dict[str, object] | None, _Names]:
+    """The schema sqlglot qualifies against, and a lookup from folded names to the names as given."""
+    names = {
+        ((s or "").casefold(), t.casefold()): ((s, t), {c.casefold(): c for c in cols})
+        for (s, t), cols in tables.items()
+    }
     if all(s is None for s, _ in tables):
         return {t: {c: "UNKNOWN" for c in cols} for (_, t), cols in tables.items()}, names
     if any(s is None for s, _ in tables):
@@ -84,7 +99,7 @@ def _schema(tables: Columns) -> tuple[dict[str, object] | None, dict[tuple[str, 
     return nested, names
 
 
-def _leaves(node: Node, names: Mapping[tuple[str, str], tuple[str | None, str]]) -> list[BaseColumn] | None:
+def _leaves(node: Node, names: _Names, dialect: str) -> list[BaseColumn] | None:
     found: list[BaseColumn] = []
     for item in node.walk():
         if item.downstream:
@@ -95,10 +110,15 @@ def _leaves(node: Node, names: Mapping[tuple[str, str], tuple[str | None, str]])
         table = names.get(((source.db or "").casefold(), source.name.casefold()))
         if table is None:
             return None  # a table the view's recorded reads do not name
-        column = item.name.rpartition(".")[2]
-        if column == "*":
+        try:
+            column = exp.to_column(item.name, dialect=dialect).name
+        except SqlglotError:
             return None
-        entry = (table[0], table[1], column)
+        (schema, name), columns = table
+        real = columns.get(column.casefold())
+        if real is None:
+            return None  # a column the table does not have (or `*`)
+        entry = (schema, name, real)
         if entry not in found:
             found.append(entry)
     return found

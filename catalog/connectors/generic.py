@@ -158,6 +158,11 @@ class GenericConnector:
                 conn.rollback()
         except SourceError:
             return None
+        if definition is not None and ref.schema is None:
+            # MariaDB names the view's own database on every table it reads; the catalog names them without it.
+            for table in definition.find_all(exp.Table):
+                if table.args.get("db") is not None and table.db == schema:
+                    table.set("db", None)
         return definition
 
     def close(self) -> None:

@@ -81,12 +81,12 @@ def test_a_view_card_counts_and_masks_what_its_base_tables_allow(
     staff = viewer_world.erp_rows("SELECT COUNT(*) FROM EMP_MST WHERE DEPT_CD = 'D10'")[0][0]
     customers = viewer_world.erp_rows("SELECT COUNT(*) FROM CUST_MST WHERE CITY_NM = 'Busan'")[0][0]
     assert f"{staff:,} rows you may read" in pay, pay
-    assert re.search(r"- PAY \S+ \| masked for you \(hash\)", pay), pay
-    assert re.search(r"- MAILU \S+ \| masked for you \(redact\)", pay), pay
+    assert re.search(r"- PAY [^|]+\| masked for you \(hash\)", pay), pay
+    assert re.search(r"- MAILU [^|]+\| masked for you \(redact\)", pay), pay
     assert [s for s in salaries if s in pay] == []
     assert f"{customers:,} rows you may read" in contact, contact
-    assert re.search(r"- EMAIL \S+ \| masked for you \(hash\)", contact), contact
-    assert re.search(r"- TEL_NO \S+ \| masked for you \(null\)", contact), contact  # hidden behind: NULL here
+    assert re.search(r"- EMAIL [^|]+\| masked for you \(hash\)", contact), contact
+    assert re.search(r"- TEL_NO [^|]+\| masked for you \(null\)", contact), contact  # hidden behind: NULL here
     assert [m for m in mails if m in pay + contact] == []
     assert "D11" not in pay, "the department codes are those of the rows U1 reads"
 
@@ -153,14 +153,15 @@ def test_the_no_such_column_hint_never_names_a_hidden_column(
 ) -> None:
     """Item 5: TEL_NO is hidden from U1; the hint after an unknown column listed it as a column of CUST_MST."""
     db = SOURCES[engine]
-    quote = "`" if engine == "mariadb" else '"'
+    quote = '"' if engine == "postgres" else ""  # SQLite reads an unknown "NAME" as a string
     asked = f"SELECT {quote}TEL_NO{quote} FROM {quote}CUST_MST{quote}"
     unknown = f"SELECT {quote}TEL_NUMBER{quote} FROM {quote}CUST_MST{quote}"
     [everyone] = _tools(viewer_world, fake_anthropic, "U_ALL", [("run_sql", {"database": db, "sql": unknown})])
     assert "TEL_NO" in everyone.split("\n", 1)[1], everyone
     [text] = _tools(viewer_world, fake_anthropic, "U1", [("run_sql", {"database": db, "sql": asked})])
-    assert "Columns of CUST_MST" in text, text
-    assert "TEL_NO" not in text.split("\n", 1)[1], text
+    listed = next(line for line in text.splitlines() if line.startswith("Columns of CUST_MST: "))
+    assert "TEL_NO" not in listed, text
+    assert "is a column of" not in text, text
 
 
 def test_join_bases_of_a_filtered_table_carry_no_sample_figures(
@@ -201,7 +202,7 @@ def test_a_database_summary_names_only_what_the_reader_may_see(
     assert sales is not None
     assert "about" not in sales, "no total over tables filtered for the reader"
     assert "ORD_MST_BAK" not in sales
-    assert "ORD_MST (" in sales
+    assert "(ORD_MST)" in sales
     assert not re.search(r"ORD_MST, [\d,]+\)", sales), sales
     fake_anthropic.script([Say("done")])
     turn_id = world.submit("How much did we invoice last month?", user="U_BILL", thread="T_SUMMARY")
