@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,7 +49,7 @@ def _model_env(model: FakeModelServer) -> dict[str, str]:
     }
 
 
-def _kills_the_store_once(pgdata: Path, killed: list[int]) -> object:
+def _kills_the_store_once(pgdata: Path, killed: list[int]) -> Callable[[Exchange], Step]:
     def model(exchange: Exchange) -> Step:
         if not killed:
             killed.append(kill_postmaster(pgdata))  # before the reply: the turn's next write finds no server
@@ -62,7 +62,7 @@ def test_a_turn_running_in_the_console_is_run_again_when_the_store_is_killed_und
     home: Path, fake_anthropic: FakeModelServer
 ) -> None:
     killed: list[int] = []
-    fake_anthropic.script(_kills_the_store_once(home / "pgdata", killed))  # type: ignore[arg-type]
+    fake_anthropic.script(_kills_the_store_once(home / "pgdata", killed))
     proc = run_cli(home, "ask", QUESTION, "--json", env=_model_env(fake_anthropic))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "nothing more was saved" not in proc.stderr
@@ -78,7 +78,7 @@ def test_a_worker_runs_the_turn_again_and_starts_the_killed_store_again_by_itsel
 ) -> None:
     pgdata = home / "pgdata"
     killed: list[int] = []
-    fake_anthropic.script(_kills_the_store_once(pgdata, killed))  # type: ignore[arg-type]
+    fake_anthropic.script(_kills_the_store_once(pgdata, killed))
     redis = RedisServer()
     redis.start()
     try:
