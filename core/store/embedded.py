@@ -79,7 +79,9 @@ class EmbeddedServer:
     def restart(self) -> bool:
         """Start the server again when the one this process held is gone; True when it had to."""
         with interrupts.deferred(), _lock:
-            shared = _handles[self.pgdata]
+            shared = _handles.get(self.pgdata)
+            if shared is None or not self._open:
+                raise StoreError(f"the embedded metadata store in {self.pgdata} was closed by this process")
             if shared.server is not None and _alive(shared.server.get_postmaster_info()):
                 return False
             log.warning("the embedded metadata store in %s stopped; starting it again", self.pgdata)
