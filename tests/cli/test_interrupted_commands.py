@@ -1,9 +1,10 @@
 """Commands stopped by a signal leave no server behind (issue 30, item 6): the real `tablescout` on its embedded
 store in a fresh home, signalled in the middle of `analyze`, and the process table checked afterwards.
 
-The source has a view whose one row takes minutes to compute (an aggregate over a recursive CTE), so every run is still analysing when the
-signal comes, and the signal lands inside an SQLite statement, where SQLite's progress handler swallows Python's
-KeyboardInterrupt (the statement ends "interrupted", which analysis took for a timeout, and it went on).
+The source has a view whose one row takes minutes to compute (an aggregate over a recursive CTE), so every run is
+still analysing when the signal comes, and the signal lands inside an SQLite statement, where SQLite's progress
+handler swallows Python's KeyboardInterrupt (the statement ends "interrupted", which analysis took for a timeout,
+and it went on).
 """
 
 from __future__ import annotations
