@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from core.store.models import SourceTable
+if TYPE_CHECKING:  # the store's models load SQLAlchemy: not for building the command line
+    from core.store.models import SourceTable
 
 #: "codes": the row count and the code lists (what a search candidate shows); "full": every figure a card shows.
 FactsDetail = Literal["codes", "full"]
