@@ -8,7 +8,8 @@ from sqlglot import exp
 
 from catalog.view_lineage import direct_lineage, resolve_views
 
-TABLES = {
+Key = tuple[str | None, str]
+TABLES: dict[Key, list[str]] = {
     (None, "EMP_MST"): ["EMP_NO", "EMP_NM", "DEPT_CD", "SAL_AMT", "EMAIL"],
     (None, "ORD_MST"): ["ORD_NO", "EMP_NO", "SHIP_CITY", "TOT_AMT"],
 }
@@ -77,8 +78,8 @@ def test_a_definition_that_does_not_match_the_views_columns_is_not_followed() ->
 
 
 def test_views_behind_views_resolve_to_table_columns() -> None:
-    columns = {**TABLES, (None, "V_PAY"): ["EMP_NO", "PAY"], (None, "V_OUTER"): ["WHO", "MONEY"]}
-    direct = {
+    columns: dict[Key, list[str]] = {**TABLES, (None, "V_PAY"): ["EMP_NO", "PAY"], (None, "V_OUTER"): ["WHO", "MONEY"]}
+    direct: dict[Key, list[list[tuple[str | None, str, str]]] | None] = {
         (None, "V_PAY"): [[(None, "EMP_MST", "emp_no")], [(None, "EMP_MST", "sal_amt")]],
         (None, "V_OUTER"): [[(None, "V_PAY", "emp_no")], [(None, "V_PAY", "pay")]],
         (None, "V_BROKEN"): None,

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -64,7 +65,7 @@ groups:
 default_role: busan_sales
 """
 #: U1 (the issue's user) has the default role; U_ALL sees everything; U_BILL may not see invoices.
-USERS = {
+USERS: dict[str, tuple[str | None, dict[str, str | list[str]]]] = {
     "U1": (None, {"city": "Busan", "departments": ["D10"]}),
     "U_ALL": ("S_ALL", {}),
     "U_BILL": ("S_BILL", {}),
@@ -82,7 +83,7 @@ class ViewerWorld:
     world: TurnWorld
     erp: Path  # the SQLite copy of the ERP: the same rows on every engine, for expected values
 
-    def erp_rows(self, sql: str) -> list[tuple[object, ...]]:
+    def erp_rows(self, sql: str) -> list[tuple[Any, ...]]:
         with sqlite3.connect(self.erp) as conn:
             return conn.execute(sql).fetchall()
 
