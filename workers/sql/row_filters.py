@@ -40,6 +40,7 @@ from workers.sql.column_masks import KeyBinding, KeyParameters, MaskKeyUnavailab
 from workers.sql.engines import family_of
 from workers.sql.exact_compare import exact_like_on_sqlite, exact_text_comparisons
 from workers.sql.guard import CheckedQuery
+from workers.sql.masked_use import MaskedReference, masked_outputs, masked_use_refusal
 from workers.sql.pseudo_columns import PolicedReference, pseudo_column_refusal
 from workers.sql.view_inlining import inlined, view_definition
 
@@ -138,6 +139,7 @@ class _Rewrite:
     def run(self) -> PolicedQuery | None:
         statement = self.checked.statement.copy()
         self._refuse_pseudo_columns(statement)
+        self._refuse_masked_use(statement, None, depth=0)
         if not self._rewrite(statement, in_view=False, depth=0):
             return None
         sql = statement.sql(dialect=self.dialect, comments=False)
@@ -153,6 +155,31 @@ class _Rewrite:
         refusal = pseudo_column_refusal(statement, self.family, references)
         if refusal is not None:
             raise PolicyRefused(refusal)
+
+    def _refuse_masked_use(self, tree: exp.Expr, view: TableName | None, *, depth: int) -> dict[str, str]:
+        """Refuse a statement (or view definition) that computes with a masked column (`workers.sql.masked_use`);
+        the masked columns a view's definition reads as they are, by its column names."""
+        references = []
+        for node in table_nodes(tree, self.dialect):
+            name = table_name(node)
+            policed = self._policed(name)
+            masks: dict[str, str]
+            if isinstance(policed, _Table):
+                masks = {c.casefold(): k for c, k in policed.masks.items() if k != "hide"}
+            elif isinstance(policed, _View):
+                if depth >= MAX_VIEW_DEPTH:
+                    raise PolicyRefused(_view_refused(name))
+                masks = self._refuse_masked_use(policed.definition, name, depth=depth + 1)
+            else:
+                continue
+            references.append(MaskedReference(node, _alias(node).name, masks, name.written))
+        refusal = masked_use_refusal(tree, references, view.written if view is not None else None)
+        if refusal is not None:
+            raise PolicyRefused(refusal)
+        if view is None or not isinstance(tree, exp.Query):
+            return {}
+        found = self.tables.get(view)
+        return masked_outputs(tree, found.columns, references) if isinstance(found, _View) else {}
 
     def _rewrite(self, tree: exp.Expr, *, in_view: bool, depth: int) -> bool:
         """Replace every policed table (and view with policed tables behind it) that `tree` reads."""

@@ -130,18 +130,30 @@ MASKED_WHERES = [
 MASKED_FROMS = ["{C} c", "(SELECT * FROM {C} x) c", "(SELECT * FROM {C} x UNION ALL SELECT * FROM {C} y) c"]
 
 
+#: Masked for the corpus's user without being hidden (`tests.workers.sql.canary`): computing with them is refused.
+COMPUTED_MASKED = {"CUST_NM", "EMAIL"}
+#: Uses of a column that treat its values as opaque tokens, which masked columns allow.
+OPAQUE_WRAPS = {"{}", "count(DISTINCT {})"}
+OPAQUE_WHERES = {"", "WHERE {} IS NOT NULL"}
+
+
 @st.composite
-def masked_queries(draw: st.DrawFn) -> tuple[str, bool]:
-    """A query over CUST_MST's masked columns, and whether it names the hidden TEL_NO."""
+def masked_queries(draw: st.DrawFn) -> tuple[str, bool, bool]:
+    """A query over CUST_MST's masked columns, whether it names the hidden TEL_NO and whether it computes with a
+    masked (not hidden) column."""
     shown = draw(st.sampled_from(MASKED_COLUMNS))
     tested = draw(st.sampled_from(MASKED_COLUMNS))
     wrap = draw(st.sampled_from(WRAPS))
-    where = draw(st.sampled_from(MASKED_WHERES)).format("c.{" + tested + "}")
+    chosen_where = draw(st.sampled_from(MASKED_WHERES))
+    where = chosen_where.format("c.{" + tested + "}")
     source = draw(st.sampled_from(MASKED_FROMS))
     sql = f"SELECT {wrap.format('c.{' + shown + '}')} FROM {source} {where}"
     if "(" not in wrap or wrap.startswith(("upper", "lower", "substr")):
         sql += draw(st.sampled_from(["", " ORDER BY 1 DESC LIMIT 1", " ORDER BY 1 LIMIT 5"]))
-    return sql, "{TEL_NO}" in sql
+    computes = (shown in COMPUTED_MASKED and wrap not in OPAQUE_WRAPS) or (
+        tested in COMPUTED_MASKED and chosen_where not in OPAQUE_WHERES
+    )
+    return sql, "{TEL_NO}" in sql, computes
 
 
 @settings(
@@ -152,16 +164,19 @@ def masked_queries(draw: st.DrawFn) -> tuple[str, bool]:
 )
 @given(query=masked_queries())
 def test_generated_queries_never_see_a_masked_value(
-    session: Session, policed: SqlSource, query: tuple[str, bool]
+    session: Session, policed: SqlSource, query: tuple[str, bool, bool]
 ) -> None:
-    template, names_hidden = query
+    template, names_hidden, computes = query
     names = {c: q(policed, c) for c in MASKED_COLUMNS}
     sql = template.format(C=q(policed, "CUST_MST"), **names)
     outcome = run(session, policed, sql)
     secret = _secrets.get(policed.name) or _secrets.setdefault(policed.name, secrets_of(policed))
     assert leaks(outcome, secret) == [], sql
     assert not [c for row in outcome.rows for c in row if isinstance(c, str) and "canary" in c.lower()], sql
-    if names_hidden:
+    if computes:
+        assert outcome.status == "refused", (sql, outcome.error)
+        assert "is masked for you" in str(outcome.error)
+    elif names_hidden:
         assert outcome.status == "error", (sql, outcome.error)
         assert outcome.error is not None
         assert "TEL_NO" in outcome.error  # named as the model wrote it, like any unknown column

@@ -106,6 +106,9 @@ def bypass_attempts(source: SqlSource) -> list[str]:
     return attempts
 
 
+MASKED_USE = "is masked for you"
+
+
 def test_no_bypass_attempt_returns_a_canary_row_or_a_masked_value(session: Session, policed: SqlSource) -> None:
     secret = secrets_of(policed)
     attempts = bypass_attempts(policed)
@@ -113,11 +116,14 @@ def test_no_bypass_attempt_returns_a_canary_row_or_a_masked_value(session: Sessi
     for sql, outcome in outcomes:
         assert leaks(outcome, secret) == [], sql
     ok = [sql for sql, outcome in outcomes if outcome.status == "ok"]
-    print(f"{policed.kind}: {len(attempts)} bypass attempts, {len(ok)} ran, none leaked")
+    # Computing with a masked value (LIKE, string functions, aggregates over it) is refused before it runs.
+    computed = [sql for sql, outcome in outcomes if outcome.status == "refused" and MASKED_USE in str(outcome.error)]
+    print(f"{policed.kind}: {len(attempts)} bypass attempts, {len(ok)} ran, {len(computed)} refused, none leaked")
     for sql, outcome in outcomes:
         if outcome.status != "ok":
             print("  not run:", sql, "->", outcome.error)
-    assert len(ok) >= len(attempts) - 4, [(s, o.error) for s, o in outcomes if o.status != "ok"]
+    assert len(ok) + len(computed) >= len(attempts) - 4, [(s, o.error) for s, o in outcomes if o.status != "ok"]
+    assert len(ok) >= len(attempts) // 2
 
 
 def test_counts_sums_and_joins_see_only_the_users_rows(session: Session, policed: SqlSource) -> None:
