@@ -6,9 +6,10 @@ ordering and partitioning by it, testing it for NULL, and comparing it for equal
 subquery (a join), or, for a `hash`, with a hash the user was shown. Summing, averaging, the smallest or largest,
 arithmetic, ordered comparisons, pattern matching, functions over it and comparing it with a constant give a number
 or a set of rows that looks right and is not (SQLite sums the digits a hash starts with; `SAL_AMT = 5000000`
-matches no row). Such a query is refused with a message that names the column and what still works, so the model
-tells the user instead of answering with a made-up figure. A column of a view, a derived table or a CTE that reads a
-masked column as it is counts as masked; a view that computes with one is refused the same way.
+matches no row). Such a query is denied as one without permission, with a message that names the column and what
+still works, so the model tells the user instead of answering with a made-up figure. A column of a view, a derived
+table or a CTE that reads a masked column as it is counts as masked; a view that computes with one is refused the
+same way.
 """
 
 from __future__ import annotations
@@ -50,10 +51,10 @@ def masked_use_refusal(tree: exp.Expr, references: Sequence[MaskedReference], vi
             if kind is not None and not _opaque_use(column, kind):
                 where = f"view {view} computes with {column.name}" if view else column.name
                 return (
-                    f"refused: {where} of {reference.shown} is masked for you ({kind}), so its values cannot be "
-                    "summed, averaged, compared with a value or computed with (the result would look right and be "
-                    "wrong); it can be shown, counted, grouped and joined on. Tell the user this figure is not "
-                    "available to them"
+                    f"no permission: {where} of {reference.shown} is masked for you ({kind}), so its values cannot "
+                    "be summed, averaged, compared with a value or computed with (the result would look right and "
+                    "be wrong); it can be shown, counted, grouped and joined on. Tell the user they have no "
+                    "permission to see this figure"
                 )
     return None
 

@@ -57,6 +57,10 @@ class PolicyRefused(Exception):
     """The query cannot be run with the user's row filters and masks; `str(exc)` is safe to show."""
 
 
+class PolicyDenied(PolicyRefused):
+    """The query asks for what the user's masks keep from them (it computes with a masked column)."""
+
+
 @dataclass
 class PolicedQuery:
     """The statement to run for a user with row filters or masks: text in the driver's parameter style when
@@ -175,7 +179,7 @@ class _Rewrite:
             references.append(MaskedReference(node, _alias(node).name, masks, name.written))
         refusal = masked_use_refusal(tree, references, view.written if view is not None else None)
         if refusal is not None:
-            raise PolicyRefused(refusal)
+            raise PolicyDenied(refusal)
         if view is None or not isinstance(tree, exp.Query):
             return {}
         found = self.tables.get(view)

@@ -29,7 +29,7 @@ from workers.sql.engines import engine_for
 from workers.sql.guard import CheckedQuery, SqlRefused, check_query, dialect_for, is_system_table
 from workers.sql.limits import SqlLimits
 from workers.sql.readonly import ExecutionError, ExecutionRefused, ExecutionTimeout, execute_read_only
-from workers.sql.row_filters import PolicyRefused, apply_data_policies
+from workers.sql.row_filters import PolicyDenied, PolicyRefused, apply_data_policies
 from workers.sql.sqlite_printf import checked_printf
 
 log = logging.getLogger(__name__)
@@ -182,6 +182,8 @@ def _run(
             outcome.sql_run = sql
     try:
         policed = apply_data_policies(engine, principal, source.name, checked, mask_key=lambda: mask_key(settings))
+    except PolicyDenied as exc:
+        raise _Stop("denied", str(exc)) from exc
     except PolicyRefused as exc:
         raise _Stop("refused", str(exc)) from exc
     params = None
