@@ -8,6 +8,9 @@ filter applies to for them (nor a total over such tables), and foreign keys coun
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,10 +63,33 @@ def summary_text(database: str, engine: str, tables: Sequence[SummaryTable]) -> 
     return text
 
 
+#: Summaries written for one reader are kept this long per source, analysis and reader: reading every table row of
+#: a large source for each turn's first input would cost more than the turn's search.
+KEPT_SECONDS = 600.0
+KEPT_ENTRIES = 512
+_kept: OrderedDict[tuple[object, ...], tuple[float, str]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
 def summary_for(session: Session, principal: Principal, source: Source) -> str | None:
     """The summary of `source` as `principal` may read it (module doc); None before the first analysis."""
     if source.summary is None or principal.sees_all_of(source.name):
         return source.summary
+    key = (source.id, str(source.analysed_at), repr((principal.roles, sorted(principal.attributes.items()))))
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is not None and time.monotonic() - found[0] <= KEPT_SECONDS:
+            return found[1]
+    text = _written_for(session, principal, source)
+    with _kept_lock:
+        _kept[key] = (time.monotonic(), text)
+        _kept.move_to_end(key)
+        while len(_kept) > KEPT_ENTRIES:
+            _kept.popitem(last=False)
+    return text
+
+
+def _written_for(session: Session, principal: Principal, source: Source) -> str:
     listed = catalog_repo.visible_tables_without_cards(session, source.id)
     shown = {t.id: t for t in listed if principal.may_see_table(source.name, t)}
     referenced: dict[int, int] = {}

@@ -31,6 +31,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from catalog.sql_tables import TableName, table_name, table_nodes
+from catalog.view_definitions import view_definition
 from catalog.view_reads import MAX_VIEW_DEPTH, NameRefused, Resolved, resolve
 from core.data_policy import RowFilter
 from core.mask_key import MaskKey
@@ -42,7 +43,7 @@ from workers.sql.exact_compare import exact_like_on_sqlite, exact_text_compariso
 from workers.sql.guard import CheckedQuery
 from workers.sql.masked_use import MaskedReference, masked_outputs, masked_use_refusal
 from workers.sql.pseudo_columns import PolicedReference, pseudo_column_refusal
-from workers.sql.view_inlining import inlined, view_definition
+from workers.sql.view_inlining import inlined
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from catalog.view_definitions import view_definition as view_definition
-
 VIEW_ALIAS = "ts_v"
 
 
