@@ -1,4 +1,5 @@
-"""Benchmark data sets: Spider dev SQLite files and BIRD dev schemas built as empty SQLite databases."""
+"""Benchmark data sets: Spider dev SQLite files, BIRD dev schemas built as empty SQLite databases, FIBEN's and
+BEAVER-NW's schema-only SQLite files."""
 
 from __future__ import annotations
 
@@ -142,4 +143,29 @@ def fiben_questions() -> list[Question]:
         if item["gold_tables"]:
             idx = int(str(item["id"]).rsplit(":", 1)[-1])
             found.append(Question("FIBEN", idx, item["db_id"], item["question"], tuple(item["gold_tables"])))
+    return found
+
+
+BEAVER_NW = SHARED / "beaver-nw"
+
+
+def copy_beaver(directory: Path) -> dict[str, Path]:
+    """BEAVER-NW's five OpenStack databases (schema only), copied so the copy trap may add tables to them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    copied = {}
+    for path in sorted(BEAVER_NW.glob("*.sqlite")):
+        target = directory / path.name
+        shutil.copy(path, target)
+        target.chmod(0o644)
+        copied[path.stem] = target
+    return copied
+
+
+def beaver_questions(databases: set[str]) -> list[Question]:
+    found = []
+    for line in (BEAVER_NW / "questions.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        if item["gold_tables"] and item["db"] in databases:
+            idx = int(str(item["id"]).rsplit(":", 1)[-1])
+            found.append(Question("BEAVER-NW", idx, item["db"], item["question"], tuple(item["gold_tables"])))
     return found
