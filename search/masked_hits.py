@@ -25,6 +25,7 @@ from core.card_policies import column_masks, meanings_readable, rows_differ, spl
 from core.card_view import card_for_principal, codes_visible, policies_of
 from core.permissions import Principal
 from core.store.models import SourceTable
+from core.store.repositories import bm25 as bm25_ranking
 from core.store.repositories import search_queries as queries
 from search.chunking import Chunk, chunks_for
 from search.encoders import Embedder
@@ -105,8 +106,16 @@ class MaskedHits:
             return None
         return chunks_for(card_for_principal(self.principal, database, dict(row.card)))
 
-    def keyword(self, hits: list[queries.Hit], query: str) -> list[queries.Hit]:
-        """Keyword hits with such tables ranked on what the reader sees (and dropped when that does not match)."""
+    def sees_otherwise(self, table_ids: Sequence[int]) -> set[int]:
+        """The tables whose card the reader sees otherwise than stored (none for a reader who sees all)."""
+        if not self.active:
+            return set()
+        self._load(table_ids)
+        return {t for t in table_ids if self._chunks.get(t) is not None}
+
+    def keyword(self, hits: list[queries.Hit], query: str, bm25: bool = False) -> list[queries.Hit]:
+        """Keyword hits with such tables ranked on their best chunk as the reader sees it (and dropped when none
+        matches): by BM25 with `bm25` (as `queries.keyword_hits` ranks), else by `ts_rank_cd`."""
         if not self.active:
             return hits
         self._load([h.table_id for h in hits])
@@ -117,7 +126,12 @@ class MaskedHits:
             if chunks is not None and hit.table_id not in spans:
                 spans[hit.table_id] = (len(texts), len(texts) + len(chunks))
                 texts.extend(c.keywords for c in chunks)
-        ranks = queries.text_ranks(self.session, texts, query) if texts else []
+        if not texts:
+            ranks: list[float | None] = []
+        elif bm25:
+            ranks = bm25_ranking.given_scores(self.session, texts, query, list(self.names))
+        else:
+            ranks = queries.text_ranks(self.session, texts, query)
         kept = []
         for hit in hits:
             if hit.table_id not in spans:

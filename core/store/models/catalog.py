@@ -46,6 +46,8 @@ class Source(Base):
     summary: Mapped[str | None] = mapped_column(Text)
     summary_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     chunk_count: Mapped[int] = mapped_column(default=0, server_default="0")
+    #: Distinct words summed over those chunks (`length(tsv)`): BM25's mean document length.
+    chunk_words: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     #: What the account can do beyond reading (catalog.account_check labels); [] read-only, None never checked.
     write_capabilities: Mapped[list[str] | None] = mapped_column(JSONB)
     analysed_at: Mapped[datetime | None]

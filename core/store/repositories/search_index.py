@@ -84,13 +84,16 @@ def set_note_index(session: Session, note_id: int, keywords: str, embedding: lis
 
 
 def set_chunk_count(session: Session, source_id: int) -> int:
-    count = session.scalar(
-        select(func.count())
+    """Count the source's chunks of visible tables and their words (BM25's corpus statistics); the count."""
+    count, words = session.execute(
+        select(func.count(), func.coalesce(func.sum(func.length(SearchChunk.tsv)), 0))
         .select_from(SearchChunk)
         .join(SourceTable, SourceTable.id == SearchChunk.table_id)
         .where(SourceTable.source_id == source_id, SourceTable.visible)
+    ).one()
+    session.execute(
+        update(Source).where(Source.id == source_id).values(chunk_count=int(count or 0), chunk_words=int(words or 0))
     )
-    session.execute(update(Source).where(Source.id == source_id).values(chunk_count=int(count or 0)))
     forget_search_stats(session)
     return int(count or 0)
 

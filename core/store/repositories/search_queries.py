@@ -12,7 +12,8 @@ from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.elements import ColumnElement
 
-from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable
+from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable, TableColumn
+from core.store.repositories import bm25 as bm25_ranking
 
 #: At or below this many chunks in the searched databases, the nearest chunks are found by an exact scan (complete,
 #: and with vectors stored in the row about 1 ms per 1,000 chunks on a 2-core machine); above it, by the HNSW index.
@@ -196,7 +197,12 @@ def semantic_among(session: Session, vectors: Sequence[list[float]], table_ids: 
     return found
 
 
-def _keyword_statement(query: str, source_ids: Sequence[int], limit: int) -> Any:
+def _keyword_statement(query: str, source_ids: Sequence[int], limit: int, bm25: bool = False) -> Any:
+    """(table_id, rank) best first: each table's best chunk by BM25 (`core.store.repositories.bm25`) or by
+    `ts_rank_cd`."""
+    if bm25:
+        ranked = bm25_ranking.ranked_statement(query, source_ids, limit).subquery()
+        return select(ranked.c.table_id, ranked.c.score.label("rank"))
     tsquery = func.to_tsquery("simple", query)
     rank = func.ts_rank_cd(SearchChunk.tsv, tsquery, 1)
     best = func.max(rank)
@@ -213,18 +219,21 @@ def _keyword_statement(query: str, source_ids: Sequence[int], limit: int) -> Any
     )
 
 
-def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[Hit]:
-    """Tables by their best full-text chunk rank for any query word (`query` is a to_tsquery expression)."""
-    return keyword_hits_of(session, [query], source_ids, limit)[0]
+def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int, bm25: bool = False) -> list[Hit]:
+    """Tables by their best chunk's full-text rank for any query word (`query` is a to_tsquery expression): BM25
+    with `bm25`, else `ts_rank_cd`."""
+    return keyword_hits_of(session, [query], source_ids, limit, bm25)[0]
 
 
-def keyword_hits_of(session: Session, queries: Sequence[str], source_ids: Sequence[int], limit: int) -> list[list[Hit]]:
+def keyword_hits_of(
+    session: Session, queries: Sequence[str], source_ids: Sequence[int], limit: int, bm25: bool = False
+) -> list[list[Hit]]:
     """`keyword_hits` of each query (to_tsquery expressions), in one statement."""
     if not queries or not source_ids:
         return [[] for _ in queries]
     parts = []
     for index, query in enumerate(queries):
-        keyword = _keyword_statement(query, source_ids, limit).subquery()
+        keyword = _keyword_statement(query, source_ids, limit, bm25).subquery()
         parts.append(select(literal(index).label("part"), keyword.c.table_id, keyword.c.rank))
     stmt = parts[0] if len(parts) == 1 else union_all(*parts)
     found: list[list[Hit]] = [[] for _ in queries]
@@ -236,7 +245,12 @@ def keyword_hits_of(session: Session, queries: Sequence[str], source_ids: Sequen
 
 
 def hybrid_hits(
-    session: Session, vector: list[float] | None, query: str | None, source_ids: Sequence[int], limit: int
+    session: Session,
+    vector: list[float] | None,
+    query: str | None,
+    source_ids: Sequence[int],
+    limit: int,
+    bm25: bool = False,
 ) -> tuple[list[Hit], list[Hit]]:
     """`semantic_hits` and `keyword_hits` of one text in one statement (one round trip instead of two); a ranking
     whose input is None is not computed and comes back empty."""
@@ -247,7 +261,7 @@ def hybrid_hits(
         semantic = _semantic_statement(session, vector, source_ids, limit).subquery()
         parts.append(select(literal("s").label("kind"), semantic.c.table_id, semantic.c.distance, semantic.c.source_id))
     if query:
-        keyword = _keyword_statement(query, source_ids, limit).subquery()
+        keyword = _keyword_statement(query, source_ids, limit, bm25).subquery()
         parts.append(select(literal("k").label("kind"), keyword.c.table_id, keyword.c.rank, literal(0)))
     stmt = parts[0] if len(parts) == 1 else union_all(*parts)
     semantic_found: list[Hit] = []
@@ -322,6 +336,19 @@ def tables(session: Session, table_ids: Sequence[int], *, with_cards: bool = Tru
     if not with_cards:
         stmt = stmt.options(defer(SourceTable.card))
     return {t.id: t for t in session.scalars(stmt)}
+
+
+def column_names(session: Session, table_ids: Sequence[int]) -> dict[int, frozenset[str]]:
+    """Each table's column names in lower case, in one statement."""
+    if not table_ids:
+        return {}
+    names = func.array_agg(func.lower(TableColumn.name))
+    stmt = (
+        select(TableColumn.table_id, names)
+        .where(TableColumn.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
+        .group_by(TableColumn.table_id)
+    )
+    return {int(table_id): frozenset(found) for table_id, found in session.execute(stmt).all()}
 
 
 def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Sequence[int]) -> None:
