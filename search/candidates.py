@@ -31,6 +31,7 @@ class Candidate:
     marked_database: bool = False
     through: list[str] = field(default_factory=list)  # the candidates a "join" table connects
     values: list[dict[str, str]] = field(default_factory=list)  # values the question names: {column, value}
+    covers: list[str] = field(default_factory=list)  # the parts of the question it covers (`search.coverage`)
 
     def contract(self) -> dict[str, Any]:
         """The fields of the public batch output (SPEC §9)."""
@@ -46,6 +47,7 @@ class Candidate:
             }
             | ({"through": self.through} if self.through else {})
             | ({"values": self.values} if self.values else {})
+            | ({"covers": self.covers} if self.covers else {})
         )
 
     def full(self) -> dict[str, Any]:
@@ -91,6 +93,7 @@ def build_candidate(
     card: dict[str, Any],
     through: Sequence[str] = (),
     values: Sequence[dict[str, str]] = (),
+    covers: Sequence[str] = (),
 ) -> Candidate:
     """A candidate from `card`, the card of `row` as the reader may see it (`core.card_view.card_for_viewer`)."""
     head = card_head(card, row.name)
@@ -106,6 +109,7 @@ def build_candidate(
         matched_by=[s for s in SIGNAL_ORDER if s in matched],
         through=list(through),
         values=list(values),
+        covers=list(covers),
         codes=_codes(card),
         watch=dict(card.get("watch") or {}),
         joins=_joins(card),

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from search.query_text import STOPWORDS
 
-#: Parts searched on their own; more would cost a round trip each for little.
+#: Parts searched on their own (all by words in one statement, by meaning among the tables found in another); on
+#: BEAVER-NW's long questions six phrases ranked worse than three (`bench/results/retrieval.md`, MAX_PHRASES).
 MAX_PHRASES = 3
 _QUOTED = re.compile(r"\"([^\"]{1,80})\"|'([^']{1,80})'|“([^”]{1,80})”")
 _DATE = re.compile(

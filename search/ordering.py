@@ -5,7 +5,7 @@ question as well or better; SQL on it runs and returns a stale number. So a live
 itself and its copies (fetched when search did not retrieve it), and copies follow all live candidates, in that
 order; the copies of the first k live tables are listed after them without taking a slot. A question that names
 a copy (its name, its marker such as `BAK` or `202312`, or its kind: "backup", "snapshot", "staging copy") puts
-that copy first, ahead of its live table.
+that copy first, ahead of its live table (one named by its name or marker ahead of one named by its kind only).
 """
 
 from __future__ import annotations
@@ -47,20 +47,21 @@ def question_words(question: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(question)}
 
 
-def names_copy(row: SourceTable, words: set[str]) -> bool:
-    """Does a question with these words ask for this copy: its name, its marker, or its kind?"""
+def copy_named(row: SourceTable, words: set[str]) -> int:
+    """How precisely a question with these words asks for this copy: 2 by its name or marker (`ORD_MST_BAK`,
+    `202312`), 1 by its kind or as any copy ("backup", "copy"), 0 not at all."""
     if row.name.lower() in words:
-        return True
-    if words & COPY_WORDS or words & KIND_WORDS.get(row.role, frozenset()):
-        return True
+        return 2
     for affix in affixes(row.name):
         marker = affix.marker.lower()
         if affix.kind == "period":
             if len(marker) >= PERIOD_MARKER and marker in {w.replace("-", "") for w in words}:
-                return True
+                return 2
         elif marker in words:
-            return True
-    return False
+            return 2
+    if words & COPY_WORDS or words & KIND_WORDS.get(row.role, frozenset()):
+        return 1
+    return 0
 
 
 def place_copies(
@@ -77,7 +78,9 @@ def place_copies(
         if row.visible and may_see(row):
             rows[live_id] = row
     words = question_words(question)
-    named = [t for t in order if _live_of(rows[t]) is not None and names_copy(rows[t], words)]
+    asked = {t: copy_named(rows[t], words) for t in order if _live_of(rows[t]) is not None}
+    # the copies the question names by name or marker first, then those named by kind, each in ranking order
+    named = sorted((t for t in asked if asked[t]), key=lambda t: -asked[t])
     head: list[int] = list(named)
     tail: list[int] = []
     emitted: set[int] = set(named)

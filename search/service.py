@@ -21,7 +21,9 @@ from core.permissions import Principal
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
 from core.viewer_facts import ViewerReads
+from search import families
 from search.candidates import Candidate, build_candidate, card_head
+from search.coverage import PartRanking, cover, depth
 from search.database_selection import SourceChoice, select_databases
 from search.decomposition import Part, decompose, phrases
 from search.encoders import Embedder, Reranker
@@ -31,7 +33,7 @@ from search.join_expansion import expand
 from search.limits import MAX_K as MAX_K
 from search.masked_hits import MaskedHits
 from search.notes import readable_notes, seen_in_full
-from search.ordering import is_copy, place_copies, take_slots
+from search.ordering import is_copy, place_copies, question_words, take_slots
 from search.query_text import tsquery
 from search.values import ValueMatch, value_matches, visible_matches
 
@@ -48,6 +50,8 @@ PART_WEIGHT = 0.5
 #: The weight of the value ranking (tables holding values the question names) in the fusion.
 VALUE_WEIGHT = 1.0
 EXAMPLES = 3  # approved examples whose tables form one more ranking
+#: The most candidates an adaptive search adds beyond k for the question's parts and connectors.
+ADAPTIVE_EXTRA = 4
 ALL_SIGNALS = frozenset({"semantic", "keyword", "note"})
 
 
@@ -67,6 +71,12 @@ class SearchRequest:
     expand_joins: bool = True
     values: bool = True
     decompose: bool = True
+    bm25: bool = True  # the keyword ranking: each table's best chunk by BM25 (False: by ts_rank_cd)
+    families: bool = True  # one place for a table and its near-twins (`search.families`)
+    coverage: bool = True  # a candidate for each part of the question first (`search.coverage`)
+    #: Hand over more than k candidates, up to k + ADAPTIVE_EXTRA, when the question's parts and the connectors
+    #: between its candidates need them (a turn's search; the command line's `-k` stays exact).
+    adaptive: bool = False
 
 
 @dataclass
@@ -140,13 +150,16 @@ def _rankings(
     common: set[str],
     masked: MaskedHits,
     phrases_from: int,
-) -> tuple[list[tuple[list[int], float]], dict[int, set[str]]]:
+    bm25: bool,
+) -> tuple[list[tuple[list[int], float]], dict[int, set[str]], list[PartRanking]]:
     """Per-table rankings by meaning and by words for the question, each extra term and each phrase of the
     question, weighted by `weights`; hits on tables with columns masked for the reader are scored on what the
     reader sees (`search.masked_hits`). Texts from `phrases_from` on are the question's phrases: searched by words
     over the whole index, by meaning only among the tables the other rankings found (a phrase's meaning orders
-    what the question found; searching the whole index for it costs a vector search each)."""
+    what the question found; searching the whole index for it costs a vector search each). Also each phrase's own
+    rankings, for coverage (`search.coverage`)."""
     rankings: list[tuple[list[int], float]] = []
+    own: dict[int, tuple[list[int], list[int]]] = {}
     matched: dict[int, set[str]] = {}
     keyword_found: dict[int, tuple[str, list[queries.Hit]]] = {}
     semantic_found: dict[int, list[queries.Hit]] = {}
@@ -161,11 +174,11 @@ def _rankings(
                 words_only[index] = query
             continue
         # both rankings of one text in one statement (the question's meaning ranking was read already)
-        semantic, keyword = queries.hybrid_hits(session, vectors[index].tolist(), query, source_ids, RETRIEVE)
+        semantic, keyword = queries.hybrid_hits(session, vectors[index].tolist(), query, source_ids, RETRIEVE, bm25)
         semantic_found[index] = semantic
         if query:
             keyword_found[index] = (query, keyword)
-    found_by_words = queries.keyword_hits_of(session, list(words_only.values()), source_ids, RETRIEVE)
+    found_by_words = queries.keyword_hits_of(session, list(words_only.values()), source_ids, RETRIEVE, bm25)
     for (index, query), keyword in zip(words_only.items(), found_by_words, strict=True):
         keyword_found[index] = (query, keyword)
     if "semantic" in signals and len(texts) > phrases_from:
@@ -175,20 +188,24 @@ def _rankings(
         for offset, hits in enumerate(among):
             semantic_found[phrases_from + offset] = hits[:RETRIEVE]
     for index, weight in enumerate(weights):
+        by_meaning: list[int] = []
+        by_words: list[int] = []
         if "semantic" in signals:
             hits = masked.semantic(semantic_found[index], vectors[index])
-            ranking = best_first((h.table_id, h.score) for h in hits)
-            rankings.append((ranking, weight))
-            for table_id in ranking[:RETRIEVE]:
+            by_meaning = best_first((h.table_id, h.score) for h in hits)
+            rankings.append((by_meaning, weight))
+            for table_id in by_meaning[:RETRIEVE]:
                 matched.setdefault(table_id, set()).add("semantic")
         if index in keyword_found:
             query, keyword = keyword_found[index]
-            words_hits = masked.keyword(keyword, query)
-            ranking = best_first((h.table_id, h.score) for h in words_hits)
-            rankings.append((ranking, weight))
-            for table_id in ranking:
+            words_hits = masked.keyword(keyword, query, bm25)
+            by_words = best_first((h.table_id, h.score) for h in words_hits)
+            rankings.append((by_words, weight))
+            for table_id in by_words:
                 matched.setdefault(table_id, set()).add("keyword")
-    return rankings, matched
+        own[index] = (by_meaning, by_words)
+    parts = [PartRanking(texts[i], *own[i]) for i in range(phrases_from, len(texts))]
+    return rankings, matched, parts
 
 
 def search_tables(
@@ -227,8 +244,18 @@ def search_tables(
     common = queries.common_words(session)
     names = {c.source_id: c.name for c in choices}
     masked = MaskedHits(session, principal, names, encoders.embedder)
-    rankings, matched = _rankings(
-        session, texts, weights, source_ids, request.signals, vectors, first_hits, common, masked, 1 + len(terms)
+    rankings, matched, part_rankings = _rankings(
+        session,
+        texts,
+        weights,
+        source_ids,
+        request.signals,
+        vectors,
+        first_hits,
+        common,
+        masked,
+        1 + len(terms),
+        request.bm25,
     )
     note_texts: dict[int, list[str]] = {}
     if "note" in request.signals:
@@ -280,6 +307,23 @@ def search_tables(
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
         queries.load_cards(session, rows, allowed_order[:RERANK_DEPTH])
         allowed_order, scores = _rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
+    deferred: set[int] = set()
+    if request.families:
+        window = allowed_order[: families.WINDOW]
+        otherwise = masked.sees_otherwise(window)
+        grouped = families.group(
+            allowed_order,
+            rows,
+            queries.column_names(session, window),
+            question_words(request.question),
+            lambda t: t not in otherwise and not is_copy(rows[t]),
+        )
+        allowed_order, deferred = grouped.order, set(grouped.family_of)
+    covers: dict[int, list[str]] = {}
+    firsts: list[int] = []
+    if request.coverage:
+        covered = cover(allowed_order, part_rankings, deferred)
+        allowed_order, covers, firsts = covered.order, covered.covers, covered.firsts
     through: dict[int, list[int]] = {}
     if request.expand_joins:
         expansion = expand(session, principal, allowed_order, rows, names, is_copy, request.question)
@@ -297,7 +341,10 @@ def search_tables(
         live = rows[table_id].copy_of_id
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
-    top = take_slots(allowed_order, copies_after, rows, request.k)
+    k = request.k
+    if request.adaptive:
+        k = depth(allowed_order, {*firsts, *through}, k, min(MAX_K, k + ADAPTIVE_EXTRA))
+    top = take_slots(allowed_order, copies_after, rows, k)
     queries.load_cards(session, rows, top)  # one statement for the shown tables' cards, read only now
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
@@ -310,6 +357,7 @@ def search_tables(
             cards.shown(t),
             [rows[c].name for c in through.get(t, []) if c in rows],
             [m.contract() for m in values.get(t, [])[:5]],
+            covers.get(t, []),
         )
         for t in top
     ]

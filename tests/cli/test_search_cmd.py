@@ -42,7 +42,9 @@ def test_batch_output_is_the_public_contract(analysed: Cli, tmp_path: Path) -> N
     assert set(first) == {"id", "searched", "candidates", "denied_tables", "parts"}
     assert first["searched"] == {"databases": ["erp"], "count": 1, "total": 2}
     assert first["candidates"][0]["table"] == "ORD_MST"
-    assert all(CANDIDATE_KEYS <= set(c) <= CANDIDATE_KEYS | {"through", "values"} for c in first["candidates"])
+    assert all(
+        CANDIDATE_KEYS <= set(c) <= CANDIDATE_KEYS | {"through", "values", "covers"} for c in first["candidates"]
+    )
     assert len([c for c in first["candidates"] if c["copy_of"] is None]) <= 30
     copies = [c for c in first["candidates"] if c["copy_of"] == "ORD_MST"]
     assert {c["table"] for c in copies} == {"ORD_MST_BAK", "ORD_MST_202312"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,6 +62,31 @@ class World:
             session.flush()
             session.add(NoteTable(note_id=note.id, table_id=row.id))
             index_note(session, note.id, text, self.encoders.embedder)
+
+
+def one_source_world(
+    store_server: EmbeddedServer,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    build: Callable[[Path], None],
+    roles: str = "",
+) -> World:
+    """An installation with one SQLite source `name` that `build` writes, `roles` added to its file, analysed and
+    indexed with the default encoder. The caller closes its store."""
+    home = tmp_path_factory.mktemp(f"{name}-home")
+    installation = new_installation(store_server, home)
+    path = tmp_path_factory.mktemp(f"{name}-sqlite") / f"{name}.sqlite"
+    build(path)
+    installation.add(name, f"sqlite:///{path}")
+    if roles:
+        config = home / "tablescout.yaml"
+        config.write_text(config.read_text() + roles)
+    assert installation.settings.database_url is not None
+    installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
+    embedder = default_embedder()
+    report = refresh_source(installation.settings, installation.store, name, AnalysisOptions(), embedder=embedder)
+    assert report.analysis.error is None
+    return World(installation, Encoders(embedder, BiEncoderReranker(embedder)))
 
 
 def wide_table(path: Path) -> None:

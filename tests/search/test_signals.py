@@ -10,19 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from catalog.analysis import AnalysisOptions
 from core.name_words import NameWords, catalog_words
 from core.store.embedded import EmbeddedServer
 from core.store.models import JoinCandidate
 from core.store.repositories import directory
 from search.decomposition import decompose, phrases
-from search.encoders import BiEncoderReranker
 from search.join_expansion import named_column
-from search.service import Encoders, SearchResult
-from tests.catalog.analysis_support import new_installation
-from tests.search.conftest import World
-from tests.support import default_embedder, isolated_settings
-from workers.catalog_refresh import refresh_source
+from search.service import SearchResult
+from tests.search.conftest import World, one_source_world
 
 ROLES = """\
 roles:
@@ -35,9 +30,14 @@ roles:
     grants:
       - database: clinic
         deny: ["LOC_REF"]
+  no_links:
+    grants:
+      - database: clinic
+        deny: ["XREF_PT_PHY"]
 groups:
   - {platform: slack, group: S_MASKED, roles: [no_place_names]}
   - {platform: slack, group: S_DENIED, roles: [no_locations]}
+  - {platform: slack, group: S_NO_LINKS, roles: [no_links]}
 """
 FILLER = ("INVOICEHEADER", "SUPPLIERCONTRACT", "EQUIPMENTREGISTER", "STAFFROSTER", "BUDGETLINE", "ROOMBOOKING")
 
@@ -64,26 +64,15 @@ def _build(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def clinic(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    home = tmp_path_factory.mktemp("signals-home")
-    installation = new_installation(store_server, home)
-    path = tmp_path_factory.mktemp("signals-sqlite") / "clinic.sqlite"
-    _build(path)
-    installation.add("clinic", f"sqlite:///{path}")
-    config = home / "tablescout.yaml"
-    config.write_text(config.read_text() + ROLES)
-    assert installation.settings.database_url is not None
-    installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = default_embedder()
-    report = refresh_source(installation.settings, installation.store, "clinic", AnalysisOptions(), embedder=embedder)
-    assert report.analysis.error is None
+    world = one_source_world(store_server, tmp_path_factory, "clinic", _build, ROLES)
     now = datetime.now(UTC)
-    with installation.store.transaction() as session:
-        for user, group_id in (("U_MASKED", "S_MASKED"), ("U_DENIED", "S_DENIED")):
+    with world.installation.store.transaction() as session:
+        for user, group_id in (("U_MASKED", "S_MASKED"), ("U_DENIED", "S_DENIED"), ("U_NO_LINKS", "S_NO_LINKS")):
             member = directory.upsert_user(session, platform="slack", user_id=user, synced_at=now)
             group = directory.upsert_group(session, platform="slack", group_id=group_id, synced_at=now)
             directory.replace_members(session, group, [member])
-    yield World(installation, Encoders(embedder, BiEncoderReranker(embedder)))
-    installation.store.close()
+    yield world
+    world.installation.store.close()
 
 
 def names(result: SearchResult) -> list[str]:
@@ -113,9 +102,8 @@ def test_a_concatenated_name_is_found_by_its_words(clinic: World) -> None:
 
 def test_a_link_table_no_question_names_comes_in_through_the_join_graph(clinic: World) -> None:
     question = "list each patient's full name with the full name and specialty of their physician"
-    plain = clinic.search(question, databases=["clinic"], k=3, expand_joins=False)
-    assert {"PATIENT", "PHYSICIAN"} <= set(names(plain))
-    assert "XREF_PT_PHY" not in names(plain)
+    plain = clinic.search(question, databases=["clinic"], k=2, expand_joins=False)
+    assert set(names(plain)) == {"PATIENT", "PHYSICIAN"}
     expanded = clinic.search(question, databases=["clinic"], k=3)
     assert set(names(expanded)) == {"PATIENT", "PHYSICIAN", "XREF_PT_PHY"}
     link = next(c for c in expanded.candidates if c.table == "XREF_PT_PHY")
@@ -123,6 +111,10 @@ def test_a_link_table_no_question_names_comes_in_through_the_join_graph(clinic: 
     assert sorted(link.through) == ["PATIENT", "PHYSICIAN"]
     assert link.contract()["through"] == link.through
     assert names(expanded).index("XREF_PT_PHY") > min(names(expanded).index(t) for t in link.through)
+    denied = clinic.search(question, databases=["clinic"], k=3, user="U_NO_LINKS")
+    assert "XREF_PT_PHY" not in names(denied)
+    assert {"PATIENT", "PHYSICIAN"} <= set(names(denied))
+    assert all("join" not in c.matched_by or "XREF_PT_PHY" not in c.through for c in denied.candidates)
 
 
 def test_a_value_only_a_row_holds_brings_its_table_in(clinic: World) -> None:
