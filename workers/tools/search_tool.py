@@ -99,13 +99,7 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     k = arguments.get("k", COMPACT_K if context.compact else DEFAULT_K)
     if not isinstance(k, int) or isinstance(k, bool):
         raise ToolInputError("argument 'k' must be an integer")
-    request = SearchRequest(
-        question=question,
-        databases=databases,
-        terms=list_argument(arguments, "terms"),
-        k=k,
-        adaptive="k" not in arguments,  # the model's own k is exact; otherwise the question's parts decide
-    )
+    request = SearchRequest(question=question, databases=databases, terms=list_argument(arguments, "terms"), k=k)
     try:
         result = search_tables(
             context.session, context.principal, request, context.encoders, context.viewer, viewer_reads(context)
