@@ -1,14 +1,19 @@
-"""Retrieval benchmark on Spider dev, BIRD dev and FIBEN: CR@5/10/25 per database and pooled, with ablations, and
-the copy trap (copies of every table injected).
+"""Retrieval benchmark on Spider dev, BIRD dev, FIBEN and BEAVER-NW: CR@5/10/25 per database and pooled, with
+ablations, and the copy trap (copies of every table injected).
 
-Configurations, side by side in one run: the two plain baselines (dense over table names, the literature's
-baseline; keyword only, full text over split names), the hybrid as it was before segmentation, decomposition,
-join expansion and value matching ("hybrid before"), each of those four alone on top of it, and all together
-(tablescout as shipped), plus hybrid + notes (BIRD: the `evidence` of the questions at even positions saved as
-notes on their gold tables, evaluated on those at odd positions, so no question sees its own note). Each tuned constant
-of the new signals is shown as an ablation on FIBEN. FIBEN is one database: per database equals pooled.
+Configurations, side by side in one run:
+- the plain baselines: BM25 over table and column names (`bm25_baseline`, which every figure is compared with),
+  dense over table names (the literature's baseline), keyword only (full text over split names);
+- "hybrid before": meaning and words (ts_rank_cd) with none of the later signals, and each signal alone on top of
+  it: segmentation, decomposition, join expansion, value matching, the BM25 keyword ranking, families, coverage;
+- "last round": everything the build before BM25, families and coverage had;
+- tablescout as shipped, and without each of BM25, families and coverage;
+- hybrid + notes (BIRD: the `evidence` of the questions at even positions saved as notes on their gold tables,
+  evaluated on those at odd positions, so no question sees its own note).
+Each tuned constant is varied alone on every set (per database), and chosen leaving one set out: the value best on
+the other sets is reported on the set left out. FIBEN is one database: per database equals pooled.
 
-Run:  python bench/retrieval.py [--sets spider,bird,fiben] [--step N] [--encoder NAME]
+Run:  python bench/retrieval.py [--sets spider,bird,fiben,beaver] [--step N] [--encoder NAME] [--no-constants]
       (writes bench/results/retrieval.json and retrieval.md; --step N keeps every N-th question of Spider and BIRD)
 """
 
@@ -34,15 +39,20 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_data import (  # noqa: E402
     Question,
+    beaver_questions,
     build_bird,
+    copy_beaver,
     copy_fiben,
     copy_spider,
     fiben_questions,
     inject_copies,
     questions,
 )
+from bm25_baseline import Bm25Baseline  # noqa: E402
 from sqlalchemy import create_engine, func, text  # noqa: E402
 
+import search.decomposition as decomposition  # noqa: E402
+import search.families as families  # noqa: E402
 import search.join_expansion as join_expansion  # noqa: E402
 import search.service as search_service  # noqa: E402
 from catalog.analysis import AnalysisOptions  # noqa: E402
@@ -65,7 +75,7 @@ from workers.catalog_refresh import refresh_source  # noqa: E402
 RESULTS = REPO / "bench" / "results"
 KS = (5, 10, 25)
 HYBRID = frozenset({"semantic", "keyword"})
-NEW_SIGNALS = ("decompose", "expand_joins", "values")
+NEW_SIGNALS = ("decompose", "expand_joins", "values", "bm25", "families", "coverage")
 OFF = dict.fromkeys(NEW_SIGNALS, False)
 ALL = dict.fromkeys(NEW_SIGNALS, True)
 
@@ -91,10 +101,23 @@ CONFIGS: dict[str, Config] = {
     "+ decomposition only": Config(False, switches=_switched(decompose=True)),
     "+ join expansion only": Config(False, switches=_switched(expand_joins=True)),
     "+ value matching only": Config(False, switches=_switched(values=True)),
+    "+ BM25 keyword ranking only": Config(False, switches=_switched(bm25=True)),
+    "+ families only": Config(False, switches=_switched(families=True)),
+    "+ coverage only": Config(False, switches=_switched(decompose=True, coverage=True)),
+    "last round (no BM25, families, coverage)": Config(
+        True, HYBRID, _switched(decompose=True, expand_joins=True, values=True)
+    ),
+    "tablescout without BM25": Config(True, HYBRID, tuple((ALL | {"bm25": False}).items())),
+    "tablescout without families": Config(True, HYBRID, tuple((ALL | {"families": False}).items())),
+    "tablescout without coverage": Config(True, HYBRID, tuple((ALL | {"coverage": False}).items())),
     "tablescout (all)": FULL,
 }
-#: Tuned constants, each varied alone on FIBEN with everything else as shipped: (module, name, values).
+#: Tuned constants, each varied alone on every set with everything else as shipped: (module, name, values). Each is
+#: chosen leaving one set out (`leave_one_out`).
 CONSTANTS: tuple[tuple[Any, str, tuple[Any, ...]], ...] = (
+    (families, "DEFER_AT", (10, 60)),
+    (families, "TWIN_COLUMNS", (0.6, 0.9)),
+    (decomposition, "MAX_PHRASES", (2, 6)),
     (search_service, "PART_WEIGHT", (0.25, 1.0)),
     (join_expansion, "LEADERS", (2, 4, 8)),
     (join_expansion, "HUB_DEGREE", (4, 10**6)),
@@ -208,13 +231,22 @@ def names_ranking(
     return [(db, t) for db, t, _ in sorted(pool, key=lambda x: -x[2])][:25]
 
 
-def evaluate(qs: Sequence[Question], rank: Callable[[Question], list[tuple[str, str]]]) -> dict[str, float]:
-    sums = dict.fromkeys(KS, 0.0)
+def _averages(recalls: Sequence[dict[int, float]]) -> dict[str, Any]:
+    return {f"CR@{k}": round(sum(r[k] for r in recalls) / max(1, len(recalls)), 4) for k in KS} | {
+        "questions": len(recalls)
+    }
+
+
+def evaluate(qs: Sequence[Question], rank: Callable[[Question], list[tuple[str, str]]]) -> dict[str, Any]:
+    """CR@k over the questions, and over each database's questions under `by_database` when there are several."""
+    recalls: dict[str, list[dict[int, float]]] = {}
     for q in qs:
         ranked = rank(q)
-        for k in KS:
-            sums[k] += capped_recall(ranked, gold_of(q), k)
-    return {f"CR@{k}": round(sums[k] / max(1, len(qs)), 4) for k in KS} | {"questions": len(qs)}
+        recalls.setdefault(q.db_id, []).append({k: capped_recall(ranked, gold_of(q), k) for k in KS})
+    out = _averages([r for rs in recalls.values() for r in rs])
+    if len(recalls) > 1:
+        out["by_database"] = {db: _averages(rs) for db, rs in sorted(recalls.items())}
+    return out
 
 
 def add_notes(inst: Installation, qs: Sequence[Question], embedder: CachedEmbedder) -> int:
@@ -329,8 +361,14 @@ def run_set(
     encoders = Encoders(embedder, BiEncoderReranker(embedder))
     index = names_index(installs[True], embedder)
     modes = (("per_database", False),) if bench.single_database else (("per_database", False), ("pooled", True))
+    bm25 = Bm25Baseline(bench.paths)
     for mode, pooled in modes:
         rows: dict[str, Any] = {}
+
+        def by_bm25(q: Question, p: bool = pooled) -> list[tuple[str, str]]:
+            return bm25.ranking(q.question, q.db_id, p)
+
+        rows["BM25 over names"] = evaluate(qs, by_bm25)
 
         def by_names(q: Question, p: bool = pooled) -> list[tuple[str, str]]:
             return names_ranking(index, embedder.embed([q.question])[0], q, p)
@@ -358,7 +396,11 @@ def run_set(
 
                 shipped = getattr(module, name)
                 with constant(module, name, value):
-                    out["constants"][f"{name} = {value} (shipped {shipped})"] = evaluate(qs, varied)
+                    out["constants"][f"{name} = {value} (shipped {shipped})"] = evaluate(qs, varied) | {
+                        "constant": name,
+                        "value": value,
+                        "shipped": shipped,
+                    }
     held_out = qs[1::2]  # by position, so every N-th question (--step) still splits in two halves
     notes = add_notes(installs[True], qs, embedder) if any(q.evidence for q in qs) else 0
     if notes:
@@ -395,7 +437,7 @@ def run_set(
 
 def measure(
     embedder: Embedder,
-    sets: Sequence[str] = ("spider", "bird", "fiben"),
+    sets: Sequence[str] = ("spider", "bird", "fiben", "beaver"),
     hybrid_only: bool = True,
     step: int = 1,
 ) -> dict[str, Any]:
@@ -424,13 +466,63 @@ def bench_sets(work: Path, sets: Sequence[str], step: int) -> Iterator[BenchSet]
             yield BenchSet("bird", "BIRD dev", paths, questions("BIRD dev", set(paths))[::step])
         elif name == "fiben":
             yield BenchSet("fiben", "FIBEN", copy_fiben(work / "fiben"), fiben_questions(), single_database=True)
+        elif name == "beaver":
+            paths = copy_beaver(work / "beaver")
+            yield BenchSet("beaver", "BEAVER-NW", paths, beaver_questions(set(paths)))
         else:
-            raise SystemExit(f"unknown set {name!r}; choose among spider, bird, fiben")
+            raise SystemExit(f"unknown set {name!r}; choose among spider, bird, fiben, beaver")
 
 
 def _row(config: str, per_db: dict[str, float], pooled: dict[str, float]) -> str:
     cells = [f"{r[f'CR@{k}']:.3f}" for r in (per_db, pooled) for k in KS]
     return f"| {config} | " + " | ".join(cells) + " |"
+
+
+def leave_one_out(sets: dict[str, Any], metric: str = "CR@10") -> list[dict[str, Any]]:
+    """For each tuned constant and each set left out: the value with the best mean `metric` (per database) on the
+    other sets, and what that value gives on the set left out, beside the shipped value's figure there."""
+    with_constants = {label: data for label, data in sets.items() if data.get("constants")}
+    if len(with_constants) < 2:
+        return []
+    choices: dict[str, dict[Any, dict[str, float]]] = {}  # constant → value → set → figure
+    for label, data in with_constants.items():
+        for row in data["constants"].values():
+            values = choices.setdefault(row["constant"], {})
+            values.setdefault(row["value"], {})[label] = row[metric]
+            values.setdefault(row["shipped"], {})[label] = data["per_database"]["tablescout (all)"][metric]
+    found = []
+    for constant, values in choices.items():
+        shipped = next(
+            row["shipped"]
+            for data in with_constants.values()
+            for row in data["constants"].values()
+            if row["constant"] == constant
+        )
+        for held in with_constants:
+            others = [label for label in with_constants if label != held]
+            complete = {v: f for v, f in values.items() if all(label in f for label in [*others, held])}
+            chosen = max(complete, key=lambda v: (sum(complete[v][o] for o in others), v == shipped))
+            found.append(
+                {
+                    "constant": constant,
+                    "held_out": held,
+                    "chosen": chosen,
+                    "shipped": shipped,
+                    metric: complete[chosen][held],
+                    f"{metric}_shipped": complete[shipped][held],
+                }
+            )
+    return found
+
+
+def _margin(data: dict[str, Any]) -> str:
+    """tablescout (all) minus BM25 over names, each CR@k, per database and pooled."""
+    cells = []
+    for mode in ("per_database", "pooled"):
+        ours, theirs = data[mode]["tablescout (all)"], data[mode]["BM25 over names"]
+        margins = ", ".join(f"CR@{k} {ours[f'CR@{k}'] - theirs[f'CR@{k}']:+.3f}" for k in KS)
+        cells.append(f"{mode.replace('_', ' ')} {margins}")
+    return "Margin of tablescout (all) over BM25: " + "; ".join(cells) + "."
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -439,7 +531,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Encoder {results.get('encoder')} ({results.get('model')}); Spider and BIRD: "
         + ("every question" if results.get("step", 1) == 1 else f"every {results.get('step')}th question (by index)")
-        + "; FIBEN: all questions, one database (pooled = per database); "
+        + "; FIBEN and BEAVER-NW: all questions (FIBEN is one database: pooled = per database); "
         f"{results.get('machine', '')}. CR@k = |top-k ∩ gold| / min(k, |gold|).",
         "",
     ]
@@ -456,6 +548,15 @@ def markdown(results: dict[str, Any]) -> str:
             for config in data["notes"]["per_database"]:
                 a, b = data["notes"]["per_database"][config], data["notes"]["pooled"][config]
                 lines.append(_row(config, a, b))
+        lines += ["", _margin(data)]
+        per_db = data["per_database"]
+        if "by_database" in per_db.get("tablescout (all)", {}):
+            lines += ["", "Per database (the question's own database), tablescout (all) against BM25 over names:", ""]
+            lines += ["| database | questions | CR@5 | CR@10 | CR@25 |", "|---|---|---|---|---|"]
+            ours, theirs = per_db["tablescout (all)"]["by_database"], per_db["BM25 over names"]["by_database"]
+            for db, row in ours.items():
+                cells = [f"{row[f'CR@{k}']:.3f} vs {theirs[db][f'CR@{k}']:.3f}" for k in KS]
+                lines.append(f"| {db} | {row['questions']} | " + " | ".join(cells) + " |")
         if data.get("constants"):
             lines += ["", "Tuned constants, each varied alone (everything else as shipped):", ""]
             lines += ["| constant | CR@5 | CR@10 | CR@25 |", "|---|---|---|---|"]
@@ -472,16 +573,34 @@ def markdown(results: dict[str, Any]) -> str:
             f"{trap['copies_detected']}/{trap['copies_injected']}.",
             "",
         ]
+    chosen = leave_one_out(results["sets"])
+    if chosen:
+        lines += [
+            "## Tuned constants, leaving one set out",
+            "",
+            "Each constant's value chosen by the best mean per-database CR@10 on the other sets, and what it gives on",
+            "the set left out.",
+            "",
+            "| constant | set left out | chosen on the others | shipped | CR@10 chosen | CR@10 shipped |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in chosen:
+            lines.append(
+                f"| {row['constant']} | {row['held_out']} | {row['chosen']} | {row['shipped']} | "
+                f"{row['CR@10']:.3f} | {row['CR@10_shipped']:.3f} |"
+            )
+        lines.append("")
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", default="spider,bird,fiben")
+    parser.add_argument("--sets", default="spider,bird,fiben,beaver")
     parser.add_argument("--step", type=int, default=1, help="keep every N-th question of Spider and BIRD")
     parser.add_argument("--encoder", default=Settings().embedding_encoder)
     parser.add_argument("--limit", type=int, default=0, help="at most N questions per set (a quick check of the run)")
     parser.add_argument("--merge", action="store_true", help="keep the other sets of the results file")
+    parser.add_argument("--no-constants", action="store_true", help="leave out the tuned constants' ablations")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-retrieval-"))
     embedder = CachedEmbedder(make_embedder(args.encoder, work / "home"))
@@ -500,7 +619,7 @@ def main() -> int:
             if args.limit:
                 bench.questions = bench.questions[: args.limit]
             results["sets"][bench.title] = run_set(
-                bench, server, work, embedder, CONFIGS, constants=bench.single_database
+                bench, server, work, embedder, CONFIGS, constants=not args.no_constants
             )
             RESULTS.mkdir(parents=True, exist_ok=True)  # written after each set, so a long run keeps what it has
             (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")

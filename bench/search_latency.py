@@ -50,6 +50,7 @@ from bench_data import questions  # noqa: E402
 from sqlalchemy import event, insert, text  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 
+import search.decomposition as decomposition  # noqa: E402
 from core.config_file import Grant  # noqa: E402
 from core.permissions import Principal, RoleGrants  # noqa: E402
 from core.settings import Settings  # noqa: E402
@@ -353,10 +354,19 @@ AS_ROLE_USER = "as_role_user"
 ROLE_USER = Principal(platform="slack", user_id="U_BENCH", roles=(RoleGrants("analyst", (Grant(database="*"),)),))
 
 
+#: Not a search switch: the question's phrases searched alone (`search.decomposition.MAX_PHRASES`) in that mode.
+MAX_PHRASES = "max_phrases"
+#: The search of the build before BM25, families and coverage (which searched the three longest phrases).
+LAST_ROUND: dict[str, Any] = {"bm25": False, "families": False, "coverage": False, MAX_PHRASES: 3}
+PSEUDO_SWITCHES = frozenset({AS_ROLE_USER, MAX_PHRASES})
+
+
 #: Each measured mode: key, how it reads in the results, pinned or not, switches of the search request.
-MODES: tuple[tuple[str, str, bool, dict[str, bool]], ...] = (
+MODES: tuple[tuple[str, str, bool, dict[str, Any]], ...] = (
     ("unpinned", "unpinned", False, {}),
     ("pinned", "pinned to one database", True, {}),
+    ("unpinned_last_round", "unpinned, as the build before BM25, families and coverage", False, LAST_ROUND),
+    ("pinned_last_round", "pinned, as the build before BM25, families and coverage", True, LAST_ROUND),
     ("unpinned_signals_off", "unpinned, decomposition, join expansion and value matching off", False, BEFORE_SIGNALS),
     ("pinned_signals_off", "pinned, decomposition, join expansion and value matching off", True, BEFORE_SIGNALS),
     ("unpinned_no_decomposition", "unpinned, decomposition off", False, {"decompose": False}),
@@ -371,7 +381,7 @@ MODES: tuple[tuple[str, str, bool, dict[str, bool]], ...] = (
 )
 
 
-def modes_for(pin: str) -> list[tuple[str, list[str], dict[str, bool]]]:
+def modes_for(pin: str) -> list[tuple[str, list[str], dict[str, Any]]]:
     return [(key, [pin] if pinned else [], switches) for key, _, pinned, switches in MODES]
 
 
@@ -392,14 +402,19 @@ def measure(
             timed.seconds = 0.0
             request = SearchRequest(question, databases=pins)
             for switch, on in signals.items():
-                if switch != AS_ROLE_USER:
+                if switch not in PSEUDO_SWITCHES:
                     setattr(request, switch, on)
             principal = ROLE_USER if signals.get(AS_ROLE_USER) else Principal.for_operator()
-            with statements.counted():
-                started = time.perf_counter()
-                with store.transaction() as session:
-                    search_tables(session, principal, request, encoders, None)
-                total[mode].append((time.perf_counter() - started) * 1000)
+            phrases = decomposition.MAX_PHRASES
+            decomposition.MAX_PHRASES = signals.get(MAX_PHRASES, phrases)
+            try:
+                with statements.counted():
+                    started = time.perf_counter()
+                    with store.transaction() as session:
+                        search_tables(session, principal, request, encoders, None)
+                    total[mode].append((time.perf_counter() - started) * 1000)
+            finally:
+                decomposition.MAX_PHRASES = phrases
             embedding[mode].append(timed.seconds * 1000)
             sent[mode].append(statements.count)
         search_rss = max(search_rss, rss_mb())
