@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from search.query_text import STOPWORDS
 
-#: Parts searched on their own (all by words in one statement, by meaning among the tables found in another); on
-#: BEAVER-NW's long questions six phrases ranked worse than three (`bench/results/retrieval.md`, MAX_PHRASES).
+#: Parts searched on their own (all by words in one statement, by meaning among the tables found in another). On
+#: BEAVER-NW six lose CR@5 (0.537 → 0.506) and gain CR@10 (0.608 → 0.622); leaving one set out chooses 6
+#: (`bench/results/retrieval.md`), which is not yet confirmed by a run with it shipped.
 MAX_PHRASES = 3
 _QUOTED = re.compile(r"\"([^\"]{1,80})\"|'([^']{1,80})'|“([^”]{1,80})”")
 _DATE = re.compile(
