@@ -49,9 +49,9 @@ def _name_words(name: str) -> frozenset[str]:
 
 
 def _names_twin(a: frozenset[str], b: frozenset[str]) -> bool:
-    if not a or not b or a == b:
-        return bool(a) and a == b
-    if a < b or b < a:
+    if not a or not b:
+        return False
+    if a <= b or b <= a:
         return True
     return len(a - b) == 1 and len(b - a) == 1 and bool(a & b)
 
