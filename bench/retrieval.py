@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,11 +82,13 @@ ALL = dict.fromkeys(NEW_SIGNALS, True)
 
 @dataclass(frozen=True)
 class Config:
-    """A search configuration: the installation it runs on (names segmented or not) and the request's switches."""
+    """A search configuration: the installation it runs on (names segmented or not), the request's switches and the
+    tuned constants it holds at other values than shipped ((module, name, value))."""
 
     segmented: bool
     signals: frozenset[str] = HYBRID
     switches: tuple[tuple[str, bool], ...] = tuple(OFF.items())
+    pinned: tuple[tuple[Any, str, Any], ...] = ()
 
 
 def _switched(**on: bool) -> tuple[tuple[str, bool], ...]:
@@ -105,7 +107,10 @@ CONFIGS: dict[str, Config] = {
     "+ families only": Config(False, switches=_switched(families=True)),
     "+ coverage only": Config(False, switches=_switched(decompose=True, coverage=True)),
     "last round (no BM25, families, coverage)": Config(
-        True, HYBRID, _switched(decompose=True, expand_joins=True, values=True)
+        True,
+        HYBRID,
+        _switched(decompose=True, expand_joins=True, values=True),
+        ((decomposition, "MAX_PHRASES", 3), (search_service, "PART_WEIGHT", 0.5)),
     ),
     "tablescout without BM25": Config(True, HYBRID, tuple((ALL | {"bm25": False}).items())),
     "tablescout without families": Config(True, HYBRID, tuple((ALL | {"families": False}).items())),
@@ -117,8 +122,8 @@ CONFIGS: dict[str, Config] = {
 CONSTANTS: tuple[tuple[Any, str, tuple[Any, ...]], ...] = (
     (families, "DEFER_AT", (10, 60)),
     (families, "TWIN_COLUMNS", (0.6, 0.9)),
-    (decomposition, "MAX_PHRASES", (2, 6)),
-    (search_service, "PART_WEIGHT", (0.25, 1.0)),
+    (decomposition, "MAX_PHRASES", (3, 9)),
+    (search_service, "PART_WEIGHT", (0.125, 0.5)),
     (join_expansion, "LEADERS", (2, 4, 8)),
     (join_expansion, "HUB_DEGREE", (4, 10**6)),
     (join_expansion, "COLUMN_WORDS", (1, 3)),
@@ -380,7 +385,9 @@ def run_set(
                 return service_ranking(installs[c.segmented], encoders, q, c.signals, p, switches=c.switches)
 
             started = time.perf_counter()
-            with segmentation(config.segmented):
+            with segmentation(config.segmented), ExitStack() as pins:
+                for module, constant_name, value in config.pinned:
+                    pins.enter_context(constant(module, constant_name, value))
                 rows[name] = evaluate(qs, by_service)
             rows[name]["ms_per_question"] = round((time.perf_counter() - started) * 1000 / max(1, len(qs)), 1)
         out[mode] = rows
@@ -601,6 +608,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="at most N questions per set (a quick check of the run)")
     parser.add_argument("--merge", action="store_true", help="keep the other sets of the results file")
     parser.add_argument("--no-constants", action="store_true", help="leave out the tuned constants' ablations")
+    parser.add_argument("--name", default="retrieval", help="results file name under bench/results (without suffix)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-retrieval-"))
     embedder = CachedEmbedder(make_embedder(args.encoder, work / "home"))
@@ -611,8 +619,9 @@ def main() -> int:
         "machine": f"{os.cpu_count()} cores",
         "sets": {},
     }
-    if args.merge and (RESULTS / "retrieval.json").exists():
-        results["sets"] = json.loads((RESULTS / "retrieval.json").read_text()).get("sets", {})
+    json_path, md_path = RESULTS / f"{args.name}.json", RESULTS / f"{args.name}.md"
+    if args.merge and json_path.exists():
+        results["sets"] = json.loads(json_path.read_text()).get("sets", {})
     server = start_embedded(work / "pgdata")
     try:
         for bench in bench_sets(work, args.sets.split(","), args.step):
@@ -622,8 +631,8 @@ def main() -> int:
                 bench, server, work, embedder, CONFIGS, constants=not args.no_constants
             )
             RESULTS.mkdir(parents=True, exist_ok=True)  # written after each set, so a long run keeps what it has
-            (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
-            (RESULTS / "retrieval.md").write_text(markdown(results))
+            json_path.write_text(json.dumps(results, indent=2) + "\n")
+            md_path.write_text(markdown(results))
     finally:
         server.stop()
     print(markdown(results))

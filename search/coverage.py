@@ -40,6 +40,7 @@ class PartRanking:
 class Coverage:
     order: list[int]
     covers: dict[int, list[str]] = field(default_factory=dict)  # table → the parts it covers
+    firsts: list[int] = field(default_factory=list)  # each covered part's best table
 
 
 def cover(order: Sequence[int], parts: Sequence[PartRanking], deferred: set[int]) -> Coverage:
@@ -48,21 +49,30 @@ def cover(order: Sequence[int], parts: Sequence[PartRanking], deferred: set[int]
     every table, the parts it is among the COVER_DEPTH best of."""
     usable = {t for t in order if t not in deferred}
     covers: dict[int, list[str]] = {}
+    firsts: list[int] = []
     ranked_parts = []
     for part in parts:
         ranked = part.ranked(usable)
         for table_id in ranked[:COVER_DEPTH]:
             covers.setdefault(table_id, []).append(part.text)
         if ranked:
+            firsts.append(ranked[0])
             ranked_parts.append(ranked[:COVER_DEPTH])
-    if not order or not ranked_parts:
-        return Coverage(list(order), covers)
+    if not order or not firsts:
+        return Coverage(list(order), covers, firsts)
     lead_size = 1 + len(ranked_parts)  # the first candidate, and one place per covered part
     lead = list(order[:lead_size])
     missing = [ranked[0] for ranked in ranked_parts if not set(ranked) & set(lead)]
     position = {t: i for i, t in enumerate(order)}
     pulled = sorted(dict.fromkeys(t for t in missing if t not in lead), key=position.__getitem__)
     if not pulled:
-        return Coverage(list(order), covers)
+        return Coverage(list(order), covers, firsts)
     head = [*order[: lead_size - len(pulled)], *pulled] if len(pulled) < lead_size else [order[0], *pulled]
-    return Coverage(head + [t for t in order if t not in set(head)], covers)
+    return Coverage(head + [t for t in order if t not in set(head)], covers, firsts)
+
+
+def depth(order: Sequence[int], needed: set[int], k: int, most: int) -> int:
+    """How many of `order` to hand over: at least `k`, and as far as the last `needed` table (each part's best
+    table, the connectors between candidates), but never more than `most`."""
+    last = max((i + 1 for i, t in enumerate(order) if t in needed), default=0)
+    return max(k, min(most, last))

@@ -23,7 +23,7 @@ from core.store.repositories import search_queries as queries
 from core.viewer_facts import ViewerReads
 from search import families
 from search.candidates import Candidate, build_candidate, card_head
-from search.coverage import PartRanking, cover
+from search.coverage import PartRanking, cover, depth
 from search.database_selection import SourceChoice, select_databases
 from search.decomposition import Part, decompose, phrases
 from search.encoders import Embedder, Reranker
@@ -45,11 +45,14 @@ _FILTER_VALUE = re.compile(r"^[\d\s./:-]+$")
 RETRIEVE = 60
 RERANK_DEPTH = 20
 NOTE_SIMILARITY = 0.5
-#: The weight of each phrase's rankings in the fusion (the whole question's weigh 1).
-PART_WEIGHT = 0.5
+#: The weight of each phrase's rankings in the fusion (the whole question's weigh 1). Chosen by leaving one set out:
+#: with any one set left out the other three choose 0.25 over 0.5 and 1.0 (`bench/results/retrieval.md`).
+PART_WEIGHT = 0.25
 #: The weight of the value ranking (tables holding values the question names) in the fusion.
 VALUE_WEIGHT = 1.0
 EXAMPLES = 3  # approved examples whose tables form one more ranking
+#: The most candidates an adaptive search adds beyond k for the question's parts and connectors.
+ADAPTIVE_EXTRA = 4
 ALL_SIGNALS = frozenset({"semantic", "keyword", "note"})
 
 
@@ -72,6 +75,9 @@ class SearchRequest:
     bm25: bool = True  # the keyword ranking: each table's best chunk by BM25 (False: by ts_rank_cd)
     families: bool = True  # one place for a table and its near-twins (`search.families`)
     coverage: bool = True  # a candidate for each part of the question first (`search.coverage`)
+    #: Hand over more than k candidates, up to k + ADAPTIVE_EXTRA, when the question's parts and the connectors
+    #: between its candidates need them (a turn's search; the command line's `-k` stays exact).
+    adaptive: bool = False
 
 
 @dataclass
@@ -290,12 +296,13 @@ def search_tables(
     rows = queries.tables(session, order, with_cards=False)  # cards are read for the shown tables only
     allowed_order: list[int] = []
     denied: list[str] = []
+    shown_at_most = min(MAX_K, request.k + ADAPTIVE_EXTRA) if request.adaptive else request.k
     for table_id in order:
         row = rows[table_id]
         source = names[row.source_id]
         if principal.may_see_table(source, row):
             allowed_order.append(table_id)
-        elif len(allowed_order) < request.k:
+        elif len(allowed_order) < shown_at_most:  # a denied table named where it would have been shown
             denied.append(f"{source}.{row.name}")
     scores = dict(fused)
     cards = _ViewerCards(principal, rows, names, reads)
@@ -315,9 +322,10 @@ def search_tables(
         )
         allowed_order, deferred = grouped.order, set(grouped.family_of)
     covers: dict[int, list[str]] = {}
+    firsts: list[int] = []
     if request.coverage:
         covered = cover(allowed_order, part_rankings, deferred)
-        allowed_order, covers = covered.order, covered.covers
+        allowed_order, covers, firsts = covered.order, covered.covers, covered.firsts
     through: dict[int, list[int]] = {}
     if request.expand_joins:
         expansion = expand(session, principal, allowed_order, rows, names, is_copy, request.question)
@@ -335,7 +343,10 @@ def search_tables(
         live = rows[table_id].copy_of_id
         if live is not None and live in scores:
             scores[live] = max(scores[live], scores.get(table_id, 0.0))  # a copy's relevance is its live table's
-    top = take_slots(allowed_order, copies_after, rows, request.k)
+    k = request.k
+    if request.adaptive:
+        k = depth(allowed_order, {*firsts, *through}, k, min(MAX_K, k + ADAPTIVE_EXTRA))
+    top = take_slots(allowed_order, copies_after, rows, k)
     queries.load_cards(session, rows, top)  # one statement for the shown tables' cards, read only now
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [

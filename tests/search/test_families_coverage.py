@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from core.permissions import resolve_principal
 from core.store.embedded import EmbeddedServer
-from search.service import SearchResult
+from core.store.repositories import directory
+from search.service import ADAPTIVE_EXTRA, SearchResult
 from tests.search.conftest import World, one_source_world
+from workers.tools import search_tool
+from workers.tools.base import Conversation, ToolContext
 
 BUILDING_COLUMNS = (
     "BUILDING_ID INTEGER PRIMARY KEY, BUILDING_NAME TEXT, STREET_ADDRESS TEXT, CITY TEXT, POSTAL_CODE TEXT"
@@ -46,9 +51,24 @@ def _build(path: Path) -> None:
         )
 
 
+ROLES = """\
+roles:
+  no_courses:
+    grants:
+      - database: campus
+        deny: ["COURSE"]
+groups:
+  - {platform: slack, group: S_NO_COURSES, roles: [no_courses]}
+"""
+
+
 @pytest.fixture(scope="module")
 def campus(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    world = one_source_world(store_server, tmp_path_factory, "campus", _build)
+    world = one_source_world(store_server, tmp_path_factory, "campus", _build, ROLES)
+    with world.installation.store.transaction() as session:
+        member = directory.upsert_user(session, platform="slack", user_id="U_NO_COURSES", synced_at=datetime.now(UTC))
+        group = directory.upsert_group(session, platform="slack", group_id="S_NO_COURSES", synced_at=datetime.now(UTC))
+        directory.replace_members(session, group, [member])
     yield world
     world.installation.store.close()
 
@@ -94,3 +114,58 @@ def test_a_question_naming_three_things_gets_a_candidate_for_each_in_the_first_f
     assert "DEPARTMENT" in names(crowded)[:5], names(crowded)
     neither = campus.search(question, databases=["campus"], k=10, families=False, coverage=False)
     assert "DEPARTMENT" not in names(neither)[:5], names(neither)
+
+
+def test_an_adaptive_search_hands_over_what_the_parts_need_within_its_budget(campus: World) -> None:
+    question = "building addresses, room capacities and department names"
+    exact = campus.search(question, databases=["campus"], k=2)
+    assert len(exact.candidates) == 2
+    adaptive = campus.search(question, databases=["campus"], k=2, adaptive=True)
+    found = names(adaptive)
+    assert 2 < len(found) <= 2 + ADAPTIVE_EXTRA, found
+    assert {"ROOM", "DEPARTMENT"} <= set(found), found
+    assert set(found) & set(VARIANTS), found
+    plain = campus.search("postal code of each building", databases=["campus"], k=2, adaptive=True)
+    assert len(plain.candidates) == 2, names(plain)  # one thing asked: k is enough
+
+
+def _tool_search(campus: World, arguments: dict[str, object], user: str = "U_NO_COURSES") -> str:
+    """The `search_tables` tool as a turn runs it for `user`: the text the model is handed."""
+    settings = campus.installation.settings
+    with campus.installation.store.transaction() as session:
+        context = ToolContext(
+            session=session,
+            settings=settings,
+            principal=resolve_principal(session, settings.file, "slack", user),
+            viewer=("slack", user),
+            author=("slack", user),
+            conversation=Conversation("slack", "T1", "C1", "1.0", private=False),
+            encoders=campus.encoders,
+            pins=["campus"],
+            user_texts=[str(arguments["question"])],
+        )
+        return search_tool.run_search(context, arguments).text
+
+
+def _listed(text: str) -> list[str]:
+    return [line.split()[1].split(".", 1)[1] for line in text.splitlines() if line[:1].isdigit()]
+
+
+def test_the_turns_search_hands_over_more_within_its_budget_and_keeps_the_denied_line(
+    campus: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_tool, "DEFAULT_K", 2)  # a default smaller than the question's parts need
+    question = "course titles, room capacities and department names"
+    exact = _tool_search(campus, {"question": question, "k": 2})
+    assert len(_listed(exact)) == 2, exact  # the model's own k is exact
+    adaptive = _tool_search(campus, {"question": question})
+    listed = _listed(adaptive)
+    assert 2 < len(listed) <= 2 + ADAPTIVE_EXTRA, adaptive
+    assert {"ROOM", "DEPARTMENT"} <= set(listed), adaptive
+    assert "COURSE" not in listed
+    assert adaptive.splitlines()[-1] == "denied_tables (exist, but this user has no permission): campus.COURSE"
+    # a budget that holds the first two and the denied line, not more: k candidates, the denied line kept
+    monkeypatch.setattr(search_tool, "RESULT_BUDGET", len(exact) + 50)
+    tight = _tool_search(campus, {"question": question})
+    assert _listed(tight) == listed[:2], tight
+    assert tight.splitlines()[-1] == adaptive.splitlines()[-1], tight

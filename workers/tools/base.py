@@ -24,6 +24,10 @@ from search.service import Encoders
 from workers.models.types import ToolSpec
 from workers.viewer_reads import SqlViewerReads
 
+#: The most characters one tool result may hand the model (a card is shortened to fit well within it; a search hands
+#: over the candidates beyond its k only while they fit).
+RESULT_BUDGET = 8000
+
 
 class ToolInputError(TablescoutError):
     """The model's arguments are wrong; the message goes back to the model so it can correct the call."""

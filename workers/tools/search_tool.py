@@ -10,6 +10,7 @@ from search.candidates import Candidate
 from search.service import DEFAULT_K, MAX_K, SearchInputError, SearchRequest, search_tables
 from workers.models.types import ToolSpec
 from workers.tools.base import (
+    RESULT_BUDGET,
     Tool,
     ToolContext,
     ToolInputError,
@@ -99,7 +100,15 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     k = arguments.get("k", COMPACT_K if context.compact else DEFAULT_K)
     if not isinstance(k, int) or isinstance(k, bool):
         raise ToolInputError("argument 'k' must be an integer")
-    request = SearchRequest(question=question, databases=databases, terms=list_argument(arguments, "terms"), k=k)
+    request = SearchRequest(
+        question=question,
+        databases=databases,
+        terms=list_argument(arguments, "terms"),
+        k=k,
+        # the model's own k is exact; otherwise the question's parts and the connectors between its candidates may
+        # bring a few more (a small model's compact listing stays at its k)
+        adaptive="k" not in arguments and not context.compact,
+    )
     try:
         result = search_tables(
             context.session, context.principal, request, context.encoders, context.viewer, viewer_reads(context)
@@ -111,11 +120,17 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
     ]
     if not result.candidates:
         lines.append("No candidate tables. Try other words, terms, or list_tables.")
-    for rank, candidate in enumerate(result.candidates, start=1):
-        lines.extend(_candidate_line(rank, candidate, context.compact))
+    denied = []
     if result.denied_tables:
-        lines.append("denied_tables (exist, but this user has no permission): " + ", ".join(result.denied_tables))
-    return ToolOutput("\n".join(lines))
+        denied.append("denied_tables (exist, but this user has no permission): " + ", ".join(result.denied_tables))
+    room = RESULT_BUDGET - len("\n".join([*lines, *denied])) - 1
+    for rank, candidate in enumerate(result.candidates, start=1):
+        block = _candidate_line(rank, candidate, context.compact)
+        room -= len("\n".join(block)) + 1
+        if rank > k and room < 0:
+            break  # a candidate beyond k only while it fits, and never at the cost of the denied tables' line
+        lines.extend(block)
+    return ToolOutput("\n".join([*lines, *denied]))
 
 
 def run_list(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:

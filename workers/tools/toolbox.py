@@ -23,7 +23,7 @@ from core.storable_text import storable, storable_value, unstorable_in
 from core.store.database import connection_lost
 from core.store.repositories import turns as turn_repo
 from workers.models.types import ModelReply, ToolCallRequest, ToolResult, ToolSpec
-from workers.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from workers.tools.base import RESULT_BUDGET, Tool, ToolContext, ToolInputError, ToolOutput
 from workers.tools.card_tool import CARD_TOOL
 from workers.tools.join_tool import JOIN_TOOL
 from workers.tools.note_tool import NOTE_TOOL
@@ -34,9 +34,6 @@ log = logging.getLogger(__name__)
 
 #: Told of each tool step: (step id, its status line, "in_progress" then "complete" or "error").
 StepCallback = Callable[[str, str, str], None]
-
-#: The most characters one tool result may hand the model (a card is shortened to fit well within it).
-RESULT_BUDGET = 8000
 
 
 ALL_TOOLS = (SEARCH_TOOL, CARD_TOOL, JOIN_TOOL, LIST_TOOL, SQL_TOOL, NOTE_TOOL)
