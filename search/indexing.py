@@ -28,6 +28,7 @@ class IndexReport:
     embedded: int = 0
     reused: int = 0
     removed: int = 0
+    multilingual: int = 0  # chunks given their multilingual vector (search.multilingual)
 
 
 @dataclass

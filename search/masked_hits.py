@@ -35,26 +35,28 @@ VECTORS_KEPT = 20_000
 
 
 class _Vectors:
-    """Chunk text → its vector, for texts written for one reader (the most recently used `VECTORS_KEPT`)."""
+    """(embedder, chunk text) → its vector, for texts written for one reader (the most recently used
+    `VECTORS_KEPT`); keyed by the embedder too, as one process searches in more than one vector space."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
     def of(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        keys = [(embedder.name, t) for t in texts]
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._kept]
+            missing = [k for k in dict.fromkeys(keys) if k not in self._kept]
         if missing:
-            made = np.asarray(embedder.embed(missing))
+            made = np.asarray(embedder.embed([t for _, t in missing]))
             with self._lock:
-                for text, vector in zip(missing, made, strict=True):
-                    self._kept[text] = vector
+                for key, vector in zip(missing, made, strict=True):
+                    self._kept[key] = vector
                 while len(self._kept) > VECTORS_KEPT:
                     self._kept.popitem(last=False)
         with self._lock:
-            for text in texts:
-                self._kept.move_to_end(text)
-            return np.stack([self._kept[t] for t in texts])
+            for key in keys:
+                self._kept.move_to_end(key)
+            return np.stack([self._kept[k] for k in keys])
 
 
 _vectors = _Vectors()

@@ -32,6 +32,7 @@ from search.fusion import best_first, reciprocal_rank_fusion
 from search.join_expansion import expand
 from search.limits import MAX_K as MAX_K
 from search.masked_hits import MaskedHits
+from search.multilingual import other_script
 from search.notes import readable_notes, seen_in_full
 from search.ordering import is_copy, place_copies, question_words, take_slots
 from search.query_text import tsquery
@@ -102,6 +103,8 @@ class SearchResult:
 class Encoders:
     embedder: Embedder
     reranker: Reranker
+    #: The second vector space's encoder (search.multilingual): questions in another script are searched by it.
+    multilingual: Embedder | None = None
 
 
 def _validate(request: SearchRequest) -> None:
@@ -152,13 +155,14 @@ def _rankings(
     masked: MaskedHits,
     phrases_from: int,
     bm25: bool,
+    multilingual: bool = False,
 ) -> tuple[list[tuple[list[int], float]], dict[int, set[str]], list[PartRanking]]:
     """Per-table rankings by meaning and by words for the question, each extra term and each phrase of the
     question, weighted by `weights`; hits on tables with columns masked for the reader are scored on what the
     reader sees (`search.masked_hits`). Texts from `phrases_from` on are the question's phrases: searched by words
     over the whole index, by meaning only among the tables the other rankings found (a phrase's meaning orders
     what the question found; searching the whole index for it costs a vector search each). Also each phrase's own
-    rankings, for coverage (`search.coverage`)."""
+    rankings, for coverage (`search.coverage`). `vectors` are of the multilingual space when `multilingual`."""
     rankings: list[tuple[list[int], float]] = []
     own: dict[int, tuple[list[int], list[int]]] = {}
     matched: dict[int, set[str]] = {}
@@ -175,7 +179,9 @@ def _rankings(
                 words_only[index] = query
             continue
         # both rankings of one text in one statement (the question's meaning ranking was read already)
-        semantic, keyword = queries.hybrid_hits(session, vectors[index].tolist(), query, source_ids, RETRIEVE, bm25)
+        semantic, keyword = queries.hybrid_hits(
+            session, vectors[index].tolist(), query, source_ids, RETRIEVE, bm25, multilingual
+        )
         semantic_found[index] = semantic
         if query:
             keyword_found[index] = (query, keyword)
@@ -185,7 +191,9 @@ def _rankings(
     if "semantic" in signals and len(texts) > phrases_from:
         found = {h.table_id for hits in semantic_found.values() for h in hits}
         found |= {h.table_id for _, hits in keyword_found.values() for h in hits}
-        among = queries.semantic_among(session, [v.tolist() for v in vectors[phrases_from:]], sorted(found))
+        among = queries.semantic_among(
+            session, [v.tolist() for v in vectors[phrases_from:]], sorted(found), multilingual
+        )
         for offset, hits in enumerate(among):
             semantic_found[phrases_from + offset] = hits[:RETRIEVE]
     for index, weight in enumerate(weights):
@@ -227,15 +235,26 @@ def search_tables(
     extra = [p for p in phrases(parts) if p.lower() not in {t.lower() for t in terms}]
     texts = [request.question, *terms, *extra]
     weights = [1.0] * (1 + len(terms)) + [PART_WEIGHT] * len(extra)
-    vectors = encoders.embedder.embed(texts)
+    # The question's script chooses the chunks' vector space (search.multilingual); notes, examples and the choice
+    # of database are compared with MiniLM's vector of the question (`english`) whichever space the chunks use.
+    multilingual = (
+        encoders.multilingual is not None
+        and other_script(request.question)
+        and queries.has_multilingual(session, [c.source_id for c in choices])
+    )
+    space = encoders.multilingual if multilingual and encoders.multilingual is not None else encoders.embedder
+    vectors = space.embed(texts)
+    english = encoders.embedder.embed([request.question])[0] if multilingual else vectors[0]
     first_hits: list[queries.Hit] | None = None
     if choices and "semantic" in request.signals:
-        first_hits = queries.semantic_hits(session, vectors[0].tolist(), [c.source_id for c in choices], RETRIEVE)
+        first_hits = queries.semantic_hits(
+            session, vectors[0].tolist(), [c.source_id for c in choices], RETRIEVE, multilingual
+        )
     if not pinned and request.select_databases:
         best: dict[int, float] = {}
         for hit in first_hits or []:
             best[hit.source_id] = max(best.get(hit.source_id, -1.0), hit.score)
-        choices = select_databases(vectors[0], request.question, choices, best)
+        choices = select_databases(english, request.question, choices, best)
     searched = Searched([c.name for c in choices], total)
     if not choices:
         return SearchResult(searched)
@@ -244,7 +263,7 @@ def search_tables(
         first_hits = [h for h in first_hits if h.source_id in source_ids]
     common = queries.common_words(session)
     names = {c.source_id: c.name for c in choices}
-    masked = MaskedHits(session, principal, names, encoders.embedder)
+    masked = MaskedHits(session, principal, names, space)
     rankings, matched, part_rankings = _rankings(
         session,
         texts,
@@ -257,13 +276,14 @@ def search_tables(
         masked,
         1 + len(terms),
         request.bm25,
+        multilingual,
     )
     note_texts: dict[int, list[str]] = {}
     if "note" in request.signals:
         note_hits = queries.note_hits(
             session,
             tsquery(request.question, common),
-            vectors[0].tolist(),
+            english.tolist(),
             source_ids,
             viewer,
             RETRIEVE,
@@ -277,7 +297,7 @@ def search_tables(
             if note_hit.text not in note_texts.setdefault(note_hit.table_id, []):
                 note_texts[note_hit.table_id].append(note_hit.text)
     # Tables that approved examples of similar questions read (only examples the principal may see in full).
-    example_hits = examples_for(session, principal, vectors[0].tolist(), [c.name for c in choices], limit=EXAMPLES)
+    example_hits = examples_for(session, principal, english.tolist(), [c.name for c in choices], limit=EXAMPLES)
     if example_hits:
         example_ranking = best_first((t, h.similarity) for h in example_hits for t in h.table_ids)
         rankings.append((example_ranking, 1.0))

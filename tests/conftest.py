@@ -25,6 +25,9 @@ pytest_plugins = ["tests.fakes.fixtures", "tests.turn_world"]
 # Tests describe their own environment; nothing from the developer's shell may leak into them.
 for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:
     del os.environ[_name]
+# One exception: installations index without the second (multilingual) vectors, which cost every analysis a few
+# seconds; the tests of those vectors (tests/search/test_multilingual.py) turn them on for their installations.
+os.environ["TABLESCOUT_MULTILINGUAL_VECTORS"] = "false"
 
 
 @pytest.fixture(scope="session")

@@ -54,6 +54,7 @@ def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subpro
     """Run `python -m tablescout ARGS` as a user would, in an installation rooted at `home`."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TABLESCOUT_")}
     clean.update({"TABLESCOUT_HOME": str(home), "COLUMNS": "200"})
+    clean["TABLESCOUT_MULTILINGUAL_VECTORS"] = os.environ.get("TABLESCOUT_MULTILINGUAL_VECTORS", "true")
     clean.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "tablescout", *args],

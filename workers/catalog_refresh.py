@@ -11,6 +11,7 @@ from core.store.repositories import sources as source_repo
 from search.encoders import Embedder, embedder_for
 from search.index_upkeep import IndexUpkeep
 from search.indexing import IndexReport
+from search.multilingual import index_multilingual, multilingual_for
 
 
 @dataclass
@@ -27,9 +28,11 @@ def refresh_source(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     upkeep: IndexUpkeep | None = None,
+    multilingual: Embedder | None = None,
 ) -> RefreshReport:
     """Analyse the source and index it; `upkeep` is the run's vector index upkeep when several sources are
-    refreshed together (a run of its own otherwise)."""
+    refreshed together (a run of its own otherwise). `multilingual` replaces the settings' second encoder
+    (`search.multilingual`)."""
     analysis = analyze_source(settings, store, name, options, progress)
     if analysis.error is not None:
         return RefreshReport(analysis)
@@ -39,6 +42,11 @@ def refresh_source(
         assert source is not None
         source_id, summary = source.id, source.summary
     if upkeep is not None:
-        return RefreshReport(analysis, upkeep.index(source_id, summary, model))
-    with IndexUpkeep(store) as own:
-        return RefreshReport(analysis, own.index(source_id, summary, model))
+        report = upkeep.index(source_id, summary, model)
+    else:
+        with IndexUpkeep(store) as own:
+            report = own.index(source_id, summary, model)
+    second = multilingual if multilingual is not None else multilingual_for(settings)
+    if second is not None:  # searchable already; the vectors for questions in other scripts follow
+        report.multilingual = index_multilingual(store, source_id, second)
+    return RefreshReport(analysis, report)

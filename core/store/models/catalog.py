@@ -150,6 +150,9 @@ class SearchChunk(Base):
     text: Mapped[str] = mapped_column(Text)
     # Stored in the row itself (STORAGE PLAIN, migration 0012), so an exact scan reads no TOAST.
     embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
+    # The same text in the multilingual space (search.multilingual; migration 0016), for questions in other scripts;
+    # NULL until it is made, and again whenever the text changes.
+    ml_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
 
 

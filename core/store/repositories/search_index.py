@@ -58,8 +58,28 @@ def upsert_chunk(
         session.execute(
             update(SearchChunk)
             .where(SearchChunk.id == existing_id)
-            .values(text=text, embedding=embedding, tsv=tsv, source_id=source_id)
+            .values(text=text, embedding=embedding, ml_embedding=None, tsv=tsv, source_id=source_id)
+        )  # the multilingual vector of the old text is made again (search.multilingual)
+
+
+def chunks_without_ml(session: Session, source_id: int, after: int, limit: int) -> list[tuple[int, str]]:
+    """(chunk id, text) of the source's chunks without a multilingual vector, by id from `after` on."""
+    stmt = (
+        select(SearchChunk.id, SearchChunk.text)
+        .where(SearchChunk.source_id == source_id, SearchChunk.ml_embedding.is_(None), SearchChunk.id > after)
+        .order_by(SearchChunk.id)
+        .limit(limit)
+    )
+    return [(chunk_id, chunk_text) for chunk_id, chunk_text in session.execute(stmt).all()]
+
+
+def set_ml_embeddings(session: Session, vectors: Sequence[tuple[int, list[float]]]) -> None:
+    """Write multilingual vectors: (chunk id, vector) pairs, in one executemany UPDATE."""
+    if vectors:
+        stmt = (
+            update(SearchChunk).where(SearchChunk.id == bindparam("chunk_id")).values(ml_embedding=bindparam("vector"))
         )
+        session.connection().execute(stmt, [{"chunk_id": i, "vector": v} for i, v in vectors])
 
 
 def delete_chunks(session: Session, chunk_ids: Sequence[int]) -> None:

@@ -107,7 +107,22 @@ def _visible_table_ids(source_ids: Sequence[int]) -> Any:
     return select(SourceTable.id).where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
 
 
-def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
+def _chunk_vectors(multilingual: bool) -> Any:
+    """The chunks' vector column of a space: MiniLM's, or the multilingual one (search.multilingual)."""
+    return SearchChunk.ml_embedding if multilingual else SearchChunk.embedding
+
+
+def has_multilingual(session: Session, source_ids: Sequence[int]) -> bool:
+    """Do any of the sources' chunks have a multilingual vector yet?"""
+    found = session.execute(
+        select(SearchChunk.id)
+        .where(SearchChunk.source_id == _ids(source_ids), SearchChunk.ml_embedding.is_not(None))
+        .limit(1)
+    ).first()
+    return found is not None
+
+
+def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False) -> Any:
     # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete. The distances
     # are computed below an OFFSET 0 fence, so grouping sorts (table, distance) pairs and not the vectors themselves
     # (which at a few thousand chunks spilled the sort to disk and doubled the scan's time).
@@ -115,12 +130,12 @@ def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int) 
         select(
             SearchChunk.table_id.label("table_id"),
             SearchChunk.source_id.label("source_id"),
-            (SearchChunk.embedding.cosine_distance(vector) + literal(0.0)).label("distance"),
+            (_chunk_vectors(multilingual).cosine_distance(vector) + literal(0.0)).label("distance"),
         )
         .where(
             SearchChunk.source_id == _ids(source_ids),
             SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
-            SearchChunk.embedding.is_not(None),
+            _chunk_vectors(multilingual).is_not(None),
         )
         .offset(0)
         .subquery()
@@ -155,9 +170,14 @@ def _indexed_semantic(vector: list[float], source_ids: Sequence[int], limit: int
     )
 
 
-def _semantic_statement(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
+def _semantic_statement(
+    session: Session, vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False
+) -> Any:
     """The plan for the size: an exact scan over few chunks, else the HNSW index asked for enough chunks that
-    about as many of the searched databases' chunks survive the filter as if every chunk could match."""
+    about as many of the searched databases' chunks survive the filter as if every chunk could match. The
+    multilingual vectors have no index: always an exact scan."""
+    if multilingual:
+        return _exact_semantic(vector, source_ids, limit, multilingual=True)
     stats = search_stats(session)
     searched = stats.searched(source_ids)
     if searched <= EXACT_SCAN_MAX_CHUNKS:
@@ -167,26 +187,31 @@ def _semantic_statement(session: Session, vector: list[float], source_ids: Seque
     return _indexed_semantic(vector, source_ids, limit, fetch)
 
 
-def semantic_hits(session: Session, vector: list[float], source_ids: Sequence[int], limit: int) -> list[Hit]:
+def semantic_hits(
+    session: Session, vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False
+) -> list[Hit]:
     """Tables by their nearest chunk (cosine), best first: `limit` tables, however many chunks each has."""
     if not source_ids:
         return []
-    stmt = _semantic_statement(session, vector, source_ids, limit)
+    stmt = _semantic_statement(session, vector, source_ids, limit, multilingual)
     return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
 
 
-def semantic_among(session: Session, vectors: Sequence[list[float]], table_ids: Sequence[int]) -> list[list[Hit]]:
+def semantic_among(
+    session: Session, vectors: Sequence[list[float]], table_ids: Sequence[int], multilingual: bool = False
+) -> list[list[Hit]]:
     """For each vector, the given tables by their nearest chunk, best first: an exact scan over those tables'
     chunks only (read by the table_id index), one statement for all the vectors."""
     if not vectors or not table_ids:
         return [[] for _ in vectors]
     parts = []
+    column = _chunk_vectors(multilingual)
     for index, vector in enumerate(vectors):
-        distance = SearchChunk.embedding.cosine_distance(vector) + literal(0.0)
+        distance = column.cosine_distance(vector) + literal(0.0)
         parts.append(
             select(literal(index).label("part"), SearchChunk.table_id, func.min(distance), SearchChunk.source_id)
             .where(SearchChunk.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
-            .where(SearchChunk.embedding.is_not(None))
+            .where(column.is_not(None))
             .group_by(SearchChunk.table_id, SearchChunk.source_id)
         )
     found: list[list[Hit]] = [[] for _ in vectors]
@@ -251,6 +276,7 @@ def hybrid_hits(
     source_ids: Sequence[int],
     limit: int,
     bm25: bool = False,
+    multilingual: bool = False,
 ) -> tuple[list[Hit], list[Hit]]:
     """`semantic_hits` and `keyword_hits` of one text in one statement (one round trip instead of two); a ranking
     whose input is None is not computed and comes back empty."""
@@ -258,7 +284,7 @@ def hybrid_hits(
         return [], []
     parts = []
     if vector is not None:
-        semantic = _semantic_statement(session, vector, source_ids, limit).subquery()
+        semantic = _semantic_statement(session, vector, source_ids, limit, multilingual).subquery()
         parts.append(select(literal("s").label("kind"), semantic.c.table_id, semantic.c.distance, semantic.c.source_id))
     if query:
         keyword = _keyword_statement(query, source_ids, limit, bm25).subquery()

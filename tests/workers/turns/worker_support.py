@@ -33,6 +33,7 @@ def worker_environment(world: TurnWorld, server: FakeModelServer, **settings: An
             "TABLESCOUT_DATABASE_URL": configured.database_url.get_secret_value(),  # type: ignore[union-attr]
             "TABLESCOUT_REDIS_URL": REDIS_URL,
             "TABLESCOUT_MODEL": configured.model or "",
+            "TABLESCOUT_MULTILINGUAL_VECTORS": os.environ.get("TABLESCOUT_MULTILINGUAL_VECTORS", "true"),
         }
     )
     if configured.anthropic_base_url:
