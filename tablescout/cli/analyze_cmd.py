@@ -149,6 +149,7 @@ def analyze(
                 console.print(
                     f"{item.analysis.source}: search index {item.index.tables} tables, "
                     f"{item.index.embedded} chunks embedded, {item.index.reused} unchanged"
+                    + (f"; {item.index.multilingual} multilingual vectors made" if item.index.multilingual else "")
                 )
         if upkeep.built_s is not None:
             console.print(f"search: vector index built in {upkeep.built_s:.1f} s")
