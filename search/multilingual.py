@@ -9,8 +9,9 @@ script other than Latin is searched by the multilingual vectors; any other by Mi
 the choice of database keep MiniLM's vectors (they hold no second one).
 
 The second vectors are made after a source's chunks are written, for every chunk that has none (new, changed, or
-indexed before the setting was on), so an interrupted run is finished by the next one. Until a source has them its
-chunks are searched by MiniLM's vectors, as before.
+indexed before the setting was on), so an interrupted run is finished by the next one. While none of the searched
+sources has them, such a question is searched by MiniLM's vectors as before; once some have, chunks still without
+one (a source not analysed since the setting was turned on) are found by words only until their next analysis.
 """
 
 from __future__ import annotations
