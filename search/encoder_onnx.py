@@ -34,7 +34,7 @@ from core.errors import ConfigError
 from core.store.models import EMBEDDING_DIMENSIONS
 
 if TYPE_CHECKING:
-    from search.encoders import Vectors
+    from search.encoder_base import Vectors
 
 #: Names the export-and-quantise procedure; a change to it makes a new cache entry instead of reusing an old one.
 RECIPE = "minilm-onnx-int8-v1"
@@ -153,7 +153,7 @@ def verify(entry: Path, source: Source) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
+def locked(root: Path) -> Iterator[None]:
     """One process at a time makes a cache entry (two workers starting together wait for each other)."""
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".lock").open("w") as handle:
@@ -178,7 +178,7 @@ def prepare(home: Path, model_dir: str | None = None) -> Path:
     root = cache_root(home)
     entry = root / source.key
     if not entry.exists():
-        with _locked(root):
+        with locked(root):
             if not entry.exists() and not _copy_verified(machine_cache_root() / source.key, entry, source):
                 _make(entry, source)
                 _share(entry, machine_cache_root() / source.key, source)
@@ -263,7 +263,7 @@ def _export(directory: Path, target: Path) -> Any:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from search.encoders import quiet_transformers
+    from search.encoder_base import quiet_transformers
 
     quiet_transformers()
     model = AutoModel.from_pretrained(str(directory), local_files_only=True).eval()

@@ -24,7 +24,7 @@ from search import encoder_onnx
 from search.encoder_onnx import MANIFEST_NAME, ONNX_NAME, TOKENIZER_NAME, EncoderIntegrityError, sha256_of
 
 if TYPE_CHECKING:
-    from search.encoders import Vectors
+    from search.encoder_base import Vectors
 
 RECIPE = "minilm-static-v1"
 TABLE_NAME = "pieces.npy"
@@ -54,7 +54,7 @@ def prepare(home: Path, model_dir: str | None = None) -> Path:
     onnx_sha = sha256_of(int8 / ONNX_NAME)
     entry = int8.parent / f"{RECIPE}-{onnx_sha[:16]}"
     if not entry.exists():
-        with encoder_onnx._locked(int8.parent):
+        with encoder_onnx.locked(int8.parent):
             if not entry.exists():
                 _make(entry, int8, onnx_sha)
     _verify(entry, onnx_sha)

