@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from catalog.analysis import AnalysisOptions, analyze_source  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
 from catalog.sample_erp import build_sqlite  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.config.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import Store, open_store  # noqa: E402
 from core.store.repositories import catalog as catalog_repo  # noqa: E402

@@ -44,8 +44,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from sqlalchemy import create_engine, text  # noqa: E402
 
-from core.permissions import Principal  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.access.permissions import Principal  # noqa: E402
+from core.config.settings import Settings  # noqa: E402
 from search.encoders import Embedder, SentenceEmbedder, Vectors  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
@@ -391,7 +391,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Embedding encoders",
         "",
-        "The default (`embedding_encoder`, core/settings.py) is `minilm-int8` with `embedding_max_tokens` 128: "
+        "The default (`embedding_encoder`, core/config/settings.py) is `minilm-int8` with `embedding_max_tokens` 128: "
         "within 0.005 CR@10 of the torch MiniLM it replaces on every English set, and several times its speed. "
         "`use-multilingual` is the choice for questions in other languages. Figures from a busy machine compare "
         "options measured in the same run; re-run on an idle one with "

@@ -33,8 +33,8 @@ from sqlalchemy import create_engine, text  # noqa: E402
 
 from catalog.analysis import AnalysisOptions  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
-from core.permissions import Principal  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.access.permissions import Principal  # noqa: E402
+from core.config.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import Store, open_store  # noqa: E402
 from core.store.repositories import sources as source_repo  # noqa: E402

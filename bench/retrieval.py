@@ -57,16 +57,16 @@ import search.join_expansion as join_expansion  # noqa: E402
 import search.service as search_service  # noqa: E402
 from catalog.analysis import AnalysisOptions  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
-from core import name_words  # noqa: E402
-from core.identifiers import humanise  # noqa: E402
-from core.permissions import Principal  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.access.permissions import Principal  # noqa: E402
+from core.config.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import Store, open_store  # noqa: E402
 from core.store.embedded import EmbeddedServer, start_embedded  # noqa: E402
 from core.store.models import Note, NoteTable  # noqa: E402
 from core.store.repositories import catalog as catalog_repo  # noqa: E402
 from core.store.repositories import sources as source_repo  # noqa: E402
+from core.text import name_words  # noqa: E402
+from core.text.identifiers import humanise  # noqa: E402
 from search.encoders import BiEncoderReranker, Embedder, Vectors, make_embedder  # noqa: E402
 from search.indexing import index_note  # noqa: E402
 from search.service import Encoders, SearchRequest, search_tables  # noqa: E402

@@ -51,9 +51,9 @@ from sqlalchemy import event, insert, text  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 
 import search.decomposition as decomposition  # noqa: E402
-from core.config_file import Grant  # noqa: E402
-from core.permissions import Principal, RoleGrants  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.access.permissions import Principal, RoleGrants  # noqa: E402
+from core.config.file import Grant  # noqa: E402
+from core.config.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import open_store  # noqa: E402
 from core.store.models import Source, SourceTable  # noqa: E402

@@ -37,7 +37,7 @@ from sqlalchemy import select  # noqa: E402
 from catalog.analysis import AnalysisOptions  # noqa: E402
 from catalog.registration import add_source  # noqa: E402
 from catalog.sample_erp import build_sqlite  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.config.settings import Settings  # noqa: E402
 from core.store import migrate  # noqa: E402
 from core.store.database import open_store  # noqa: E402
 from core.store.models import Turn  # noqa: E402

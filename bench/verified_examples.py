@@ -42,7 +42,7 @@ from bench_data import SHARED, Question, build_bird, questions  # noqa: E402
 from retrieval import HYBRID, CachedEmbedder, Installation, capped_recall, gold_of, install, service_ranking  # noqa: E402
 from sqlglot import exp  # noqa: E402
 
-from core.permissions import Principal  # noqa: E402
+from core.access.permissions import Principal  # noqa: E402
 from core.store.embedded import start_embedded  # noqa: E402
 from core.store.repositories import catalog as catalog_repo  # noqa: E402
 from core.store.repositories import feedback as feedback_repo  # noqa: E402

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.config_file import ConfigFile
-from core.permissions import Principal, resolve_principal
+from core.access.permissions import Principal, resolve_principal
+from core.config.file import ConfigFile
 from core.store.models import DirectoryGroup, DirectoryUser, GroupMembership, Turn, VerifiedExample
 from core.store.repositories import feedback as feedback_repo
 

@@ -15,10 +15,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from bot.messages import parse_message, too_long
-from core.storable_text import storable, storable_value
 from core.store.models import OutboxMessage, ProcessedEvent
 from core.store.repositories import sources as source_repo
 from core.store.repositories import turns as turn_repo
+from core.text.storable_text import storable, storable_value
 
 TURN_TASK = "tablescout.turns.run"
 EMPTY_NOTE = 'Say what to remember after "remember this:", for example "remember this: ORD_MST_BAK is a stale copy".'
@@ -51,7 +51,7 @@ class Accepted:
 
 
 def storable_message(message: IncomingMessage) -> IncomingMessage:
-    """The message with every text in it storable (core.storable_text): a NUL character or an unpaired surrogate
+    """The message with every text in it storable (core.text.storable_text): a NUL character or an unpaired surrogate
     in what a user wrote must not make the store refuse, and so lose, the whole message."""
     changes: dict[str, Any] = {}
     for item in fields(message):

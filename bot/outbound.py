@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, StreamTo
 from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
+from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError
-from core.settings import Settings
 
 
 class DeliveryFailed(TablescoutError):

@@ -31,8 +31,8 @@ from bot.teams.adapter import (
     build_adapter,
     process_inbound,
 )
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from core.store.database import Store
 
 log = logging.getLogger(__name__)

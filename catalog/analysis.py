@@ -26,8 +26,8 @@ from catalog.copy_detection import Judgement, TableFacts, detect_roles
 from catalog.probe import probe
 from catalog.table_facts import Measured, fingerprint, key_resolver, measure
 from core import interrupts
+from core.config.settings import Settings
 from core.errors import NotFoundError, SourceError, TablescoutError
-from core.settings import Settings
 from core.store.database import Store
 from core.store.models import Source
 from core.store.repositories import catalog as catalog_repo

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.card_head import header_lines
+from core.cards.card_head import header_lines
 
 DEFAULT_BUDGET = 6000
 
@@ -24,7 +24,7 @@ def column_detail(column: dict[str, Any]) -> str:
     parts = [column_brief(column)]
     if column.get("comment"):
         parts.append(f'"{column["comment"]}"')
-    if column.get("masked"):  # set by core.card_view: no values, stats or codes for this reader
+    if column.get("masked"):  # set by core.cards.card_view: no values, stats or codes for this reader
         parts.append(f"masked for you ({column['masked']}): results show no real values")
     stats = column.get("stats") or {}
     figures = []

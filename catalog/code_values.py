@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from catalog.connectors.base import ColumnInfo, TableInfo
 from catalog.profiling import ColumnProfile
-from core.naming import expand_words
+from core.text.naming import expand_words
 
 MAX_CODES = 40
 MAX_CODE_LENGTH = 12

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.identifiers import split_identifier
-from core.naming import Affix, affixes
+from core.text.identifiers import split_identifier
+from core.text.naming import Affix, affixes
 
 LOG_WORDS = {"log", "logs", "hist", "history", "audit", "trail", "journal"}
 MIN_COLUMN_SIMILARITY = 0.8

@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 from catalog import source_url
 from catalog.account_check import refusal
 from catalog.probe import SourceInfo, probe
-from core.config_file import check_name, read_document, validate_document, write_document
+from core.config.file import check_name, read_document, validate_document, write_document
+from core.config.settings import Settings
 from core.errors import NotFoundError, SourceError
-from core.settings import Settings
 from core.store.database import Store
 from core.store.models import Source
 from core.store.repositories import sources as source_repo

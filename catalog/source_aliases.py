@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from catalog.registration import config_sources, labels_in_use, restore_file
-from core.config_file import check_name, read_document, validate_document, write_document
+from core.config.file import check_name, read_document, validate_document, write_document
+from core.config.settings import Settings
 from core.errors import NotFoundError, SourceError
-from core.settings import Settings
 from core.store.database import Store
 from core.store.repositories import sources as source_repo
 

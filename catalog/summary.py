@@ -1,11 +1,12 @@
-"""The database summary analysis stores (under 600 characters), from what the cards show (`core.database_summary`)."""
+"""The database summary analysis stores (under 600 characters), from what the cards show
+(`core.cards.database_summary`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from core.database_summary import SummaryTable, summary_text
+from core.cards.database_summary import SummaryTable, summary_text
 
 
 def _rows(card: dict[str, Any]) -> int:

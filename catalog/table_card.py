@@ -6,7 +6,7 @@ row_count_exact, primary_key, foreign_keys, referenced_by, copies, columns, watc
 reads, column_reads. A column with codes names the tables their meanings were read from (`codes_from`) and the code
 table's column that holds them (`codes_label`); a view lists every table and view it reads (`reads`, None when that
 could not be followed) and, per column, the base columns it is computed from (`column_reads`): who may see those
-and how they are masked decides what a reader sees of them (`core.card_view`).
+and how they are masked decides what a reader sees of them (`core.cards.card_view`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from catalog.connectors.base import TableInfo
 from catalog.join_inference import JoinEdge
 from catalog.profiling import ColumnProfile
-from core.name_words import default_name_words
+from core.text.name_words import default_name_words
 
 ROLE_PHRASES = {
     "backup": "a backup copy",

@@ -1,5 +1,5 @@
 """Which base-table columns each column of a view is computed from, so that a column mask on a base column covers
-the view columns computed from it (SPEC §6; `core.card_policies`).
+the view columns computed from it (SPEC §6; `core.cards.card_policies`).
 
 A view's definition is qualified against the columns of the tables it reads and each of its output columns is
 followed (sqlglot's lineage) through CTEs, subqueries and set operations down to the table columns it reads; a column

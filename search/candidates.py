@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.card_head import header_lines
+from core.cards.card_head import header_lines
 from core.store.models import Note, SourceTable
 
 #: "example": tables a verified example read; "join": a table connecting candidates (`search.join_expansion`).
@@ -95,7 +95,7 @@ def build_candidate(
     values: Sequence[dict[str, str]] = (),
     covers: Sequence[str] = (),
 ) -> Candidate:
-    """A candidate from `card`, the card of `row` as the reader may see it (`core.card_view.card_for_viewer`)."""
+    """A candidate from `card`, the card of `row` as the reader may see it (`core.cards.card_view.card_for_viewer`)."""
     head = card_head(card, row.name)
     return Candidate(
         database=database,

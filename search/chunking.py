@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from core.name_words import NameWords, default_name_words
+from core.text.name_words import NameWords, default_name_words
 from search.query_text import stem
 
 COLUMNS_PER_CHUNK = 35

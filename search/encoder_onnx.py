@@ -417,7 +417,7 @@ def _batches(order: Sequence[int], lengths: Sequence[int], size: int) -> list[li
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from core.settings import load_settings
+    from core.config.settings import load_settings
 
     parser = argparse.ArgumentParser(description="Make and verify the int8 embedding model's cache entry.")
     parser.add_argument("--home", type=Path, help="TABLESCOUT_HOME (default: from the environment)")

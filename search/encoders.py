@@ -33,7 +33,7 @@ from search.encoder_base import Vectors as Vectors
 from search.encoder_base import quiet_transformers
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
 
 ENCODERS = ("minilm-int8", "minilm", "use-multilingual")
 

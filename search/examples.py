@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import notes as notes_repo
 from core.store.repositories import search_queries as queries

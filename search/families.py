@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.name_words import default_name_words
 from core.store.models import SourceTable
+from core.text.name_words import default_name_words
 
 #: How many of the best-ranked tables are grouped into families (the rest keep their order).
 WINDOW = 60

@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.name_words import NameWords, catalog_words
 from core.store.repositories import search_index, search_values
+from core.text.name_words import NameWords, catalog_words
 from search.chunking import chunks_for, keyword_text
 from search.encoders import Embedder
 from search.values import indexed_values

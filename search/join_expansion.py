@@ -18,11 +18,11 @@ from itertools import combinations
 
 from sqlalchemy.orm import Session
 
-from core.name_words import default_name_words
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.models import JoinCandidate, SourceTable
 from core.store.repositories import join_graph
 from core.store.repositories import search_queries as queries
+from core.text.name_words import default_name_words
 from search.query_text import STOPWORDS, stem, words
 
 #: How many of the best live candidates per database are connected to one another.

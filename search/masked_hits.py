@@ -4,7 +4,7 @@ meanings from a table they may not read in full, the name of a table they may no
 nor ranks it higher.
 
 The stored chunks are built from the whole card, for everyone. For a table whose card the reader sees otherwise
-(`core.card_view.card_for_principal`, without their own counts), its keyword and semantic scores are computed again
+(`card_view.card_for_principal`, without their own counts), its keyword and semantic scores are computed again
 from the chunks of that card (cut by `search.chunking.chunks_for`): a table that matched only through what the
 reader may not know drops out of that ranking. Readers who see every table of a database in full (operators, most
 users) cost nothing; the vectors of a reader's chunks are kept for the process, since the same reader's card gives
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from core.card_policies import column_masks, meanings_readable, rows_differ, split_qualified
-from core.card_view import card_for_principal, codes_visible, policies_of
-from core.permissions import Principal
+from core.access.permissions import Principal
+from core.cards.card_policies import column_masks, meanings_readable, rows_differ, split_qualified
+from core.cards.card_view import card_for_principal, codes_visible, policies_of
 from core.store.models import SourceTable
 from core.store.repositories import bm25 as bm25_ranking
 from core.store.repositories import search_queries as queries

@@ -26,7 +26,7 @@ from core.store.repositories import search_index
 from search.encoders import Embedder, make_embedder
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
     from search.encoders import Vectors
 
 #: Chunks embedded and written per batch (one UPDATE statement each).

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.models import SourceTable
 
 MIN_VALUE_CHARS = 3

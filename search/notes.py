@@ -22,8 +22,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from core.access.permissions import Principal
 from core.errors import NotFoundError, TablescoutError
-from core.permissions import Principal
 from core.store.models import Note, Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import notes as note_repo

@@ -15,14 +15,14 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
-from core.naming import affixes
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
+from core.text.naming import affixes
 
 COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
 #: Words that name copies of any kind.
 COPY_WORDS = frozenset({"copy", "copies", "duplicate", "duplicates", "replica"})
-#: Words that name one kind of copy, beside the name markers (`core.naming`).
+#: Words that name one kind of copy, beside the name markers (`core.text.naming`).
 #: Everyday words ("old", "new", "test") are left out: "how old is…" asks for no backup.
 KIND_WORDS = {
     "backup": frozenset({"backup", "backups", "archive", "archived"}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from core.name_words import default_name_words
+from core.text.name_words import default_name_words
 
 _TOKEN = re.compile(r"[0-9A-Za-z_\u00C0-\uFFFF]+")
 # Words that carry no information about which table holds the answer.

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from core.card_view import card_for_principal
+from core.access.permissions import Principal
+from core.access.viewer_facts import ViewerReads
+from core.cards.card_view import card_for_principal
 from core.errors import NotFoundError, TablescoutError
-from core.permissions import Principal
 from core.store.models import SourceTable
 from core.store.repositories import search_queries as queries
-from core.viewer_facts import ViewerReads
 from search import families
 from search.candidates import Candidate, build_candidate, card_head
 from search.coverage import PartRanking, cover, depth
@@ -390,7 +390,7 @@ def search_tables(
 
 
 class _ViewerCards:
-    """Cards of the tables search found, as the principal may see them (`core.card_view`), built when first asked:
+    """Cards of the tables search found, as the principal may see them (`core.cards.card_view`), built when first asked:
     for ranking without the principal's own counts, for the candidates shown with them."""
 
     def __init__(

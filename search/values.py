@@ -5,7 +5,7 @@ Analysis keeps the distinct short text values of each column's bounded profiling
 one of its words is in the question, so "orders shipped to Busan" matches `Busan` but not `Busan Port Office`.
 Values are never a signal for a reader who may not see them: not from a table they may not see, not from a column
 masked for them, and, where a row filter applies to a table for them or it is a view over filtered or masked tables
-(the sample was read from every row), only when their own SQL finds the value (`core.viewer_facts.ViewerReads`,
+(the sample was read from every row), only when their own SQL finds the value (`core.access.viewer_facts.ViewerReads`,
 compared exactly); without that check such a table gives no value signal.
 """
 
@@ -18,11 +18,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.card_view import rows_differ_for
-from core.permissions import Principal
+from core.access.permissions import Principal
+from core.access.viewer_facts import ViewerReads
+from core.cards.card_view import rows_differ_for
 from core.store.models import SourceTable
 from core.store.repositories import search_values
-from core.viewer_facts import ViewerReads
 from search.query_text import STOPWORDS, stem
 
 #: Value hits read per search; enough for every table a question's values could name.

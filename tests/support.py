@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.mask_key import ensure_key_file
-from core.settings import Settings
+from core.access.mask_key import ensure_key_file
+from core.config.settings import Settings
 
 if TYPE_CHECKING:
     from search.encoders import Embedder

@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, delete, func, select, text
 
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite, load_into
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store.embedded import EmbeddedServer
 from core.store.models import Note, Turn
 from core.store.repositories import directory

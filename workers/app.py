@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from celery import Celery
 
+from core.config.settings import Settings, load_settings
 from core.errors import ConfigError
-from core.settings import Settings, load_settings
 from workers.broker import TRANSPORT
 
 ANALYSIS_HARD_LIMIT_S = 3600

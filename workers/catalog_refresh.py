@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.analysis import AnalysisOptions, AnalysisReport, Progress, analyze_source
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store.database import Store
 from core.store.repositories import sources as source_repo
 from search.encoders import Embedder, embedder_for

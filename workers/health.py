@@ -1,7 +1,7 @@
 """What a worker answers `tablescout health worker`: that its consumer is alive, and which configuration it uses.
 
 A Celery inspect command, answered by the worker's main process through the broker. The configuration is the one
-the worker's turns use (the file's last valid version, core.config_watch); when an edit of the file was invalid, the
+the worker's turns use (the file's last valid version, core.config.watch); when an edit of the file was invalid, the
 answer says so and why, while turns keep running on the last valid version.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from celery.worker.control import inspect_command
 
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from workers.startup import readiness
 
 HEALTH_COMMAND = "tablescout_health"

@@ -11,8 +11,8 @@ import socket
 import threading
 
 from bot.outbound import Outbounds
+from core.config.settings import Settings, load_settings
 from core.errors import ConfigError, TablescoutError
-from core.settings import Settings, load_settings
 from core.store import migrate
 from core.store.database import Store, open_store
 from core.store.repositories import turns as turn_repo

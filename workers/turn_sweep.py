@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store.database import Store
 from core.store.models import Turn
 from core.store.repositories import turns as turn_repo

@@ -1,11 +1,11 @@
-"""A table's figures as one reader's own SQL would count them (`core.viewer_facts`), for the cards and candidates
+"""A table's figures as one reader's own SQL would count them (`core.access.viewer_facts`), for the cards and candidates
 shown to a reader whose row filters or column masks make their rows differ from those analysis profiled.
 
 Each figure is counted by a plain statement (`SELECT COUNT(*) ...`, `SELECT col, COUNT(*) ... GROUP BY col`) that goes
 through the same guard, row-filter and mask rewrite and read-only executor as the reader's `run_sql`, so it counts
 exactly the rows and values their queries read, on every engine and through views. These statements are tablescout's,
 not the reader's: they are logged, not recorded among the turn's SQL. Each runs under a short timeout and the table
-under a budget; what is not counted in time is left out of the card (`core.card_policies`). Counts are kept for a few
+under a budget; what is not counted in time is left out of the card (`card_policies`). Counts are kept for a few
 minutes per table, analysis and reader (their roles and directory attributes), so a turn's cards and searches do not
 count a table twice.
 """
@@ -25,15 +25,15 @@ from sqlalchemy.orm import Session
 from sqlglot import exp
 
 from catalog.profiling import render_value
-from core.card_policies import CODES_SHOWN, FREQUENT_SHOWN, column_masks, rows_differ
-from core.card_view import policies_of
+from core.access.mask_key import mask_key
+from core.access.permissions import Principal
+from core.access.viewer_facts import ColumnFacts, FactsDetail, TableFacts
+from core.cards.card_policies import CODES_SHOWN, FREQUENT_SHOWN, column_masks, rows_differ
+from core.cards.card_view import policies_of
+from core.config.settings import Settings
 from core.errors import TablescoutError
-from core.mask_key import mask_key
-from core.permissions import Principal
-from core.settings import Settings
 from core.store.models import SourceTable
 from core.store.repositories import sources as source_repo
-from core.viewer_facts import ColumnFacts, FactsDetail, TableFacts
 from workers.sql.engines import engine_for
 from workers.sql.guard import SqlRefused, check_query, dialect_for
 from workers.sql.limits import SqlLimits
@@ -89,7 +89,7 @@ def _reader_key(principal: Principal) -> str:
 
 
 class SqlViewerReads:
-    """`core.viewer_facts.ViewerReads` for one reader, over the store session and settings of the caller."""
+    """`core.access.viewer_facts.ViewerReads` for one reader, over the store session and settings of the caller."""
 
     def __init__(self, session: Session, settings: Settings, principal: Principal) -> None:
         self.session = session

@@ -29,7 +29,7 @@ from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
 from bot.entra import EntraApp, EntraTokenError, TokenRefusal
-from core.settings import Settings
+from core.config.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from bot.directory import graph_sync, slack_sync
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, SyncReport, apply_snapshot
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from core.store.database import Store
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
 from bot.slack.web import SlackReadError, read_api
-from core.settings import Settings
+from core.config.settings import Settings
 
 log = logging.getLogger(__name__)
 

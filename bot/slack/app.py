@@ -55,13 +55,13 @@ from bot.slack.example_review import ExampleReview
 from bot.slack.feedback_actions import FeedbackActions
 from bot.slack.request_checks import check_payload, header, signature_valid, slack_body
 from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, web_client
-from core.config_file import ConfigFile
+from core.config.file import ConfigFile
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
-from core.storable_text import storable
 from core.store.database import Store
 from core.store.models import Conversation
 from core.store.repositories import turns as turn_repo
+from core.text.storable_text import storable
 
 log = logging.getLogger(__name__)
 

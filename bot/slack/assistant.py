@@ -28,14 +28,14 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.slack.web import ASSISTANT
-from core.config_file import ConfigFile
-from core.database_summary import summaries_for
-from core.permissions import resolve_principal
-from core.storable_text import storable
+from core.access.permissions import resolve_principal
+from core.cards.database_summary import summaries_for
+from core.config.file import ConfigFile
 from core.store.database import Store
 from core.store.models import Conversation, Turn
 from core.store.repositories import channel_usage, search_queries
 from core.store.repositories import turns as turn_repo
+from core.text.storable_text import storable
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from bot.slack.blocks import (
     example_review_message,
 )
 from bot.slack.web import SlackDeliveryError, SlackPoster
-from core.config_file import ConfigFile
+from core.config.file import ConfigFile
 from core.store.database import Store
 from core.store.models import VerifiedExample
 from core.store.repositories import feedback as feedback_repo

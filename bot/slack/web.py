@@ -39,8 +39,8 @@ from slack_sdk.models.messages.chunk import Chunk, MarkdownTextChunk, PlanUpdate
 
 from bot.slack.blocks import SlackMessage, answer_message, status_message, text_message
 from bot.slack.results import result_files
+from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError
-from core.settings import Settings
 
 DEFAULT_API_URL = "https://slack.com/api/"
 RATE_LIMIT_RETRIES = 5

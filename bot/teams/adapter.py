@@ -75,8 +75,8 @@ from bot.teams.activity import (
 from bot.teams.activity_shape import check_activity
 from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
 from bot.teams.credentials import BotCredentialsFactory, BotTokens
+from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError
-from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 import requests
 
 from bot.entra import EntraApp
-from core.settings import Settings
+from core.config.settings import Settings
 
 #: The tenant a multi-tenant bot's tokens come from (botbuilder's DEFAULT_CHANNEL_AUTH_TENANT).
 MULTI_TENANT_AUTHORITY_TENANT = "botframework.com"

@@ -18,8 +18,8 @@ from sqlalchemy import URL, Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 
+from core.config.settings import Settings
 from core.errors import StoreError, StoreUnavailable
-from core.settings import Settings
 from core.store.embedded import EmbeddedServer, start_embedded
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from core.errors import StoreError
 if TYPE_CHECKING:
     from alembic.config import Config
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Alembic's own table of the applied revision (its default name; env.py does not change it).
 VERSION_TABLE = "alembic_version"
 

@@ -15,7 +15,7 @@ from tablescout.cli.search_cmd import principal_for
 
 if TYPE_CHECKING:
     from bot.console import ConsoleView
-    from core.settings import Settings
+    from core.config.settings import Settings
     from core.store.database import Store
     from tablescout.cli.turn_session import ConsoleSession
 

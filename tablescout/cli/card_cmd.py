@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from catalog.card_text import render_card
-from core.card_view import card_for_principal
+from core.cards.card_view import card_for_principal
 from core.errors import NotFoundError
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for

@@ -14,7 +14,7 @@ from rich.console import Console
 from core import interrupts
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
     from core.store.database import Store
 
 console = Console(soft_wrap=True)
@@ -28,7 +28,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 def settings(*, check_file: bool = True) -> Settings:
     """Validated settings; `check_file=False` for commands that need no configuration file (health probes)."""
     # Imported here and below, not at the top: building the command line (`--help`) needs neither.
-    from core.settings import load_settings
+    from core.config.settings import load_settings
 
     return load_settings(check_file=check_file)
 

@@ -21,7 +21,7 @@ from tablescout.cli.search_cmd import principal_for
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from core.settings import Settings
+    from core.config.settings import Settings
     from core.store.models import VerifiedExample
 
 app = typer.Typer(help="Verified examples: approved SQL for questions, shown to the model.", no_args_is_help=True)

@@ -1,4 +1,4 @@
-"""`tablescout init`: create or migrate the metadata store, create the mask key (`core.mask_key`) unless the settings
+"""`tablescout init`: create or migrate the metadata store, create the mask key (`mask_key`) unless the settings
 give one, register sources written into the config file, and give registered sources the aliases the file writes for
 them."""
 
@@ -13,7 +13,7 @@ from tablescout.cli.context import console, errors, settings
 from tablescout.cli.starter_config import write_starter_config
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
     from core.store.database import Store
 
 
@@ -56,7 +56,7 @@ def init() -> None:
 def _mask_key(config: Settings) -> bool:
     """Create the key of `hash` column masks when there is none, and say where it is; True when it cannot be used
     (the rest of init still runs, and the command then fails)."""
-    from core.mask_key import SETTING, MaskKeyError, ensure_key_file
+    from core.access.mask_key import SETTING, MaskKeyError, ensure_key_file
 
     try:
         state = ensure_key_file(config)

@@ -1,4 +1,4 @@
-"""`tablescout mask-key rotate|check`: the secret key behind `hash` column masks (`core.mask_key`).
+"""`tablescout mask-key rotate|check`: the secret key behind `hash` column masks (`core.access.mask_key`).
 
 `rotate` writes a new key file atomically (mode 0600); every hash shown from then on differs from the hashes shown
 before, so values a user saved or compared no longer match. Workers that read the file use the new key from their next
@@ -19,7 +19,7 @@ app = typer.Typer(help="The secret key behind `hash` column masks.", no_args_is_
 @app.command("rotate")
 def rotate() -> None:
     """Replace the mask key with a new one: hash-masked values shown before no longer match those shown after."""
-    from core.mask_key import rotate_key_file
+    from core.access.mask_key import rotate_key_file
 
     path = rotate_key_file(settings())  # a MaskKeyError is reported by the command line as an error
     console.print(f"New mask key written to {escape(str(path))} (readable by its owner only).")
@@ -32,7 +32,7 @@ def rotate() -> None:
 @app.command("check")
 def check() -> None:
     """Say where the mask key comes from; fail when it cannot be used."""
-    from core.mask_key import mask_key
+    from core.access.mask_key import mask_key
 
     key = mask_key(settings())
     console.print(f"Mask key: from {escape(key.origin)}, usable")

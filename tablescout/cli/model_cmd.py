@@ -33,7 +33,7 @@ from workers.models import local_gguf
 from workers.models.local_gguf import LOCAL_HOST, LOCAL_PORT, InstalledModel, LocalModelError
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
 
 app = typer.Typer(help="A small open model served on this machine (no API key, no network).", no_args_is_help=True)
 

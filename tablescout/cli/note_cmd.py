@@ -21,7 +21,7 @@ from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
     from search.encoders import Vectors
     from search.notes import NoteView
 

@@ -12,7 +12,7 @@ from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.init_cmd import init
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
 
 # The sample generator, the catalog and the store are imported inside the commands, so that building the command
 # line does not load them (and SQLAlchemy with them). The names are written here for the help text;

@@ -17,8 +17,8 @@ from tablescout.cli.context import console, current_store, settings
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from core.permissions import Principal
-    from core.settings import Settings
+    from core.access.permissions import Principal
+    from core.config.settings import Settings
     from search.service import SearchResult
 
 # The search code, the permission model and the encoders are imported inside the commands that use them, so that
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, tuple[str, str] | None]:
-    from core.permissions import Principal, parse_user_ref, resolve_principal
+    from core.access.permissions import Principal, parse_user_ref, resolve_principal
 
     if user is None:
         return Principal.for_operator(), None

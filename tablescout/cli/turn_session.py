@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from bot.messages import parse_message, too_long
+from core.access.permissions import parse_user_ref, resolve_principal
+from core.config.settings import Settings
 from core.errors import ConfigError, StoreUnavailable, TablescoutError
-from core.permissions import parse_user_ref, resolve_principal
-from core.settings import Settings
 from core.store.database import Store, connection_lost
 from core.store.models import Turn
 from core.store.repositories import sources as source_repo

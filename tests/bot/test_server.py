@@ -12,8 +12,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
 from bot.server import BotServer
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from core.store.database import Store
 from tests.fakes.bot_server import ServerThread
 from tests.fakes.slack_server import FakeSlack

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from catalog.analysis import AnalysisOptions, AnalysisReport, analyze_source
 from catalog.registration import add_source
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store import migrate
 from core.store.database import Store, open_store
 from core.store.embedded import EmbeddedServer

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from catalog.copy_detection import TableFacts, detect_roles
-from core.naming import affixes
+from core.text.naming import affixes
 
 ORDER_COLUMNS = {"ord_no": "text", "cust_id": "integer", "ord_dt": "date", "status_code": "text", "tot_amt": "decimal"}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.permissions import Principal, resolve_principal
+from core.access.permissions import Principal, resolve_principal
 from core.store.database import Store, open_store
 from core.store.embedded import EmbeddedServer
 from core.store.models import AnswerFeedback, Conversation, Turn

@@ -6,8 +6,8 @@ import copy
 import json
 from typing import Any
 
-from core.card_policies import DataPolicies
-from core.card_view import card_for_viewer
+from core.cards.card_policies import DataPolicies
+from core.cards.card_view import card_for_viewer
 
 
 def _stored() -> dict[str, Any]:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from core.config_file import load_config_file
+from core.config.file import load_config_file
 from core.errors import ConfigError
 
 
@@ -227,7 +227,7 @@ def test_a_bad_column_mask_names_file_line_and_key(tmp_path: Path, line: str, pr
 
 
 def test_a_placeholder_inside_a_string_is_text_not_an_attribute(tmp_path: Path) -> None:
-    from core.row_predicates import parse_predicate
+    from core.access.row_predicates import parse_predicate
 
     assert parse_predicate("REMARK <> '{user.city}' AND SHIP_CITY = {user.city}").attributes == ("city",)
     assert parse_predicate("DEPT_CD IN {user.departments}").lists == frozenset({0})

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config_watch import ConfigWatch
+from core.config.settings import load_settings
+from core.config.watch import ConfigWatch
 from core.errors import ConfigError
-from core.settings import load_settings
 from tests.support import isolated_settings
 
 OPEN = "roles:\n  staff:\n    grants:\n      - database: erp\ndefault_role: staff\n"
@@ -57,7 +57,7 @@ def test_an_invalid_edit_keeps_the_last_valid_configuration(tmp_path: Path, capl
     settings.config_path.write_text(REVOKED)
     loaded = settings.config_state()
     settings.config_path.write_text(REVOKED.replace("deny:", "deni:"))
-    with caplog.at_level(logging.ERROR, logger="core.config_watch"):
+    with caplog.at_level(logging.ERROR, logger="core.config.watch"):
         state = settings.config_state()
         settings.config_state()
     assert state.config == loaded.config  # the denial still holds

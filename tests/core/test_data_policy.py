@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
 
 BUSAN = RoleGrants(
     "busan",

@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.orm import Session
 
-from core.config_file import ConfigFile
+from core.access.permissions import Principal, parse_user_ref, resolve_principal, role_grants
+from core.config.file import ConfigFile
 from core.errors import ConfigError
-from core.permissions import Principal, parse_user_ref, resolve_principal, role_grants
 from core.store.models import SourceTable
 from core.store.repositories import directory
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from core.config.settings import load_settings
 from core.errors import ConfigError
-from core.settings import load_settings
 
 
 def test_home_isolates_config_and_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

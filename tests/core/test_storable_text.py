@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.storable_text import storable, storable_value, unstorable, unstorable_in
+from core.text.storable_text import storable, storable_value, unstorable, unstorable_in
 
 
 def test_nul_and_unpaired_surrogates_are_named_and_cleaned() -> None:

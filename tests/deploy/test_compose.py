@@ -246,7 +246,7 @@ def test_the_containers_environment_is_one_tablescout_accepts(resolved: dict[str
     )
     assert environment["TABLESCOUT_REDIS_URL"] == "redis://redis:6379/0"
     environment["TABLESCOUT_HOME"] = str(tmp_path)  # the image's /var/lib/tablescout, here
-    probe = "from core.settings import load_settings; s = load_settings(); print(s.model, s.max_rounds)"
+    probe = "from core.config.settings import load_settings; s = load_settings(); print(s.model, s.max_rounds)"
     result = run_command(["python", "-c", probe], clean_env(**environment))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["anthropic:claude-sonnet-4-5", "12"]

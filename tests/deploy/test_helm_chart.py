@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from core.config_file import validate_document
+from core.config.file import validate_document
 from core.errors import ConfigError
 from tests.deploy.tooling import CHART, SET_BY_DEPLOYMENT, assert_command_exists, require_module, setting_names
 
@@ -337,7 +337,7 @@ def test_no_secret_reaches_a_config_map(chart: Any) -> None:
 
 
 def test_values_name_only_settings_tablescout_reads(chart: Any) -> None:
-    """values.schema.json lists the settings by kind; a setting added to core/settings.py must be added here."""
+    """values.schema.json lists the settings by kind; a setting added to core/config/settings.py must be added here."""
     schema = json.loads((CHART / "values.schema.json").read_text(encoding="utf-8"))
     settings = setting_names()
     plain = {n for n, secret in settings.items() if not secret} - SET_BY_DEPLOYMENT

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 from pydantic import AliasChoices, SecretStr
 
-from core.settings import ENV_PREFIX, Settings
+from core.config.settings import ENV_PREFIX, Settings
 from tests.redis_server import redis_url
 from tests.support import REPO
 

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.server import BotServer
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store.models import Conversation, Turn
 from tests.fakes.bot_server import Reply, ServerThread, post
 from tests.fakes.model_server import FakeModelServer

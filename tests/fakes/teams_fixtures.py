@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import Settings
+from core.config.settings import Settings
 from tests.fakes.teams_connector import FakeTeamsConnector
 from tests.fakes.teams_entra import FakeBotEntra
 from tests.support import isolated_settings

@@ -15,7 +15,7 @@ from sqlalchemy import func
 
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
-from core.permissions import Principal, resolve_principal
+from core.access.permissions import Principal, resolve_principal
 from core.store.embedded import EmbeddedServer
 from core.store.models import Note, NoteTable
 from core.store.repositories import catalog as catalog_repo

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from search import encoder_onnx, encoder_use
 from search.encoder_onnx import EncoderIntegrityError, OnnxEmbedder, prepare
 from search.encoder_use import UseEmbedder

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.permissions import resolve_principal
+from core.access.permissions import resolve_principal
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import directory
 from search.service import ADAPTIVE_EXTRA, SearchResult

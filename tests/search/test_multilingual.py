@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
-from core.permissions import Principal, resolve_principal
+from core.access.permissions import Principal, resolve_principal
 from core.store.embedded import EmbeddedServer
 from core.store.models import SearchChunk
 from core.store.repositories import directory, search_index

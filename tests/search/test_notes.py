@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants, resolve_principal
+from core.access.permissions import Principal, RoleGrants, resolve_principal
+from core.config.file import Grant
 from core.store.models import Note, NoteTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo

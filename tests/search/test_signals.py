@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from core.name_words import NameWords, catalog_words
 from core.store.embedded import EmbeddedServer
 from core.store.models import JoinCandidate
 from core.store.repositories import directory
+from core.text.name_words import NameWords, catalog_words
 from search.decomposition import decompose, phrases
 from search.join_expansion import named_column
 from search.service import SearchResult

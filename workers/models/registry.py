@@ -8,8 +8,8 @@ address: JSON-constrained replies that may answer only after run_sql has run, an
 
 from __future__ import annotations
 
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from workers.models.local_gguf import LOCAL_HOST, LOCAL_PORT
 from workers.models.types import ModelProvider
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from catalog.connectors.errors import driver_message
 from catalog.sql_tables import TableName
 from catalog.view_reads import NameRefused, Resolved, resolve
-from core.permissions import Principal
+from core.access.permissions import Principal
 from workers.sql.engines import family_of
 
 

@@ -4,7 +4,7 @@
   column does, and `SELECT *` has no such column.
 - `null`: NULL.
 - `redact`: '***' where the value is not NULL (NULL stays NULL, so counts of filled values still work).
-- `hash`: HMAC-SHA-256 of the value's text under the installation's mask key (`core.mask_key`), as 64 hex digits;
+- `hash`: HMAC-SHA-256 of the value's text under the installation's mask key (`core.access.mask_key`), as 64 hex digits;
   NULL stays NULL. Equal values hash equally within the installation, so joins and COUNT(DISTINCT) still work,
   and without the key no guess can be tested against a hash. PostgreSQL and MariaDB/MySQL have SHA-256 but no
   HMAC, so the statement computes HMAC from it: SHA256(outer pad || SHA256(inner pad || text)), with the two
@@ -23,8 +23,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from core.mask_key import MaskKey, MaskKeyError
-from core.row_predicates import MaskKind
+from core.access.mask_key import MaskKey, MaskKeyError
+from core.access.row_predicates import MaskKind
 
 log = logging.getLogger(__name__)
 

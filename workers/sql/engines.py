@@ -22,8 +22,8 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from catalog import source_url
+from core.config.settings import Settings
 from core.errors import SourceError
-from core.settings import Settings
 from core.store.models import Source
 from workers.sql.limits import SQLITE_HEAP_LIMIT, SQLITE_MAX_LENGTH
 

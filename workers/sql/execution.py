@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from catalog.connectors.errors import driver_message
-from core.mask_key import MaskKey
+from core.access.mask_key import MaskKey
 from workers.sql.limits import MAX_CELL_CHARS, SqlLimits
 from workers.sql.secret_text import scrubbed
 

@@ -35,7 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import PoolProxiedConnection
 
 from catalog.connectors.errors import driver_message
-from core.mask_key import MaskKey
+from core.access.mask_key import MaskKey
 from workers.sql import engine_limits
 from workers.sql.capping import capped_mysql, capped_postgres, describe_sql
 from workers.sql.engines import FAMILY, PG_READ_ROLE, PG_SUPERUSER, PG_TEMP_LIMIT, family_of

@@ -33,10 +33,10 @@ from sqlglot.errors import SqlglotError
 from catalog.sql_tables import TableName, table_name, table_nodes
 from catalog.view_definitions import view_definition
 from catalog.view_reads import MAX_VIEW_DEPTH, NameRefused, Resolved, resolve
-from core.data_policy import RowFilter
-from core.mask_key import MaskKey
-from core.permissions import Principal
-from core.row_predicates import MaskKind, PredicateError, marker_index, parse_predicate
+from core.access.data_policy import RowFilter
+from core.access.mask_key import MaskKey
+from core.access.permissions import Principal
+from core.access.row_predicates import MaskKind, PredicateError, marker_index, parse_predicate
 from workers.sql.column_masks import KeyBinding, KeyParameters, MaskKeyUnavailable, masked_value
 from workers.sql.engines import family_of
 from workers.sql.exact_compare import exact_like_on_sqlite, exact_text_comparisons
@@ -102,7 +102,7 @@ def apply_data_policies(
     mask_key: Callable[[], MaskKey] | None = None,
 ) -> PolicedQuery | None:
     """The statement rewritten for `principal`'s row filters and masks on `database`, or None when none applies.
-    `mask_key` gives the installation's key (`core.mask_key.mask_key`); it is asked only when a `hash` mask applies,
+    `mask_key` gives the installation's key (`mask_key.mask_key`); it is asked only when a `hash` mask applies,
     and without one such a query is refused."""
     if not principal.has_data_policies(database):
         return None

@@ -11,7 +11,7 @@ import time
 from sqlalchemy import Engine
 from sqlalchemy.pool import PoolProxiedConnection
 
-from core.mask_key import MaskKey
+from core.access.mask_key import MaskKey
 from workers.sql import engine_limits
 from workers.sql.capping import capped_sqlite, describe_sql
 from workers.sql.column_masks import SQLITE_HASH_FUNCTION, keyed_sqlite_hash

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.mask_key import MaskKey
+from core.access.mask_key import MaskKey
 
 #: Hex runs this long or longer that occur in a form of the key are removed (a shorter run says almost nothing).
 MIN_RUN = 4

@@ -18,10 +18,10 @@ from typing import Any, Literal
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.access.mask_key import mask_key
+from core.access.permissions import Principal
+from core.config.settings import Settings
 from core.errors import TablescoutError
-from core.mask_key import mask_key
-from core.permissions import Principal
-from core.settings import Settings
 from core.store.models import ExecutedSql, Source
 from core.store.repositories import sources as source_repo
 from workers.sql.access import AccessDenied, AccessRefused, check_access

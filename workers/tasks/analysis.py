@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from catalog.analysis import AnalysisOptions
-from core.settings import load_settings
+from core.config.settings import load_settings
 from core.store import migrate
 from core.store.database import open_store
 from core.store.repositories import sources as source_repo

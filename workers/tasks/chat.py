@@ -15,8 +15,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.delivery import deliver_answer, pending_answers
 from bot.relay import publish_pending
+from core.config.settings import load_settings
 from core.errors import StoreUnavailable, TablescoutError
-from core.settings import load_settings
 from core.store.database import Store, connection_lost, error_line
 from workers import runtime
 from workers.app import DELIVER_TASK, SWEEP_TASK, TURN_TASK, app, task

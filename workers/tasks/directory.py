@@ -7,7 +7,7 @@ import logging
 
 from bot.directory.errors import DirectorySyncError
 from bot.directory.service import PLATFORMS, sync_directory
-from core.settings import load_settings
+from core.config.settings import load_settings
 from core.store import migrate
 from core.store.database import open_store
 from workers.app import DIRECTORY_SYNC_TASK, task

@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.card_view import card_for_principal
+from core.access.permissions import Principal
+from core.cards.card_view import card_for_principal
+from core.config.settings import Settings
 from core.errors import TablescoutError
-from core.permissions import Principal
-from core.settings import Settings
 from core.store.models import Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo
@@ -196,6 +196,6 @@ def viewer_reads(context: ToolContext) -> SqlViewerReads:
 
 def viewer_card(context: ToolContext, source: Source, row: SourceTable) -> dict[str, Any]:
     """The card of `row` as this user may see it: nothing in it leads to or comes from a table they may not see,
-    and its counts and values are those their own SQL would read (`core.card_policies`)."""
+    and its counts and values are those their own SQL would read (`core.cards.card_policies`)."""
     facts = viewer_reads(context).table_facts(source.name, row, "full")
     return card_for_principal(context.principal, source.name, dict(row.card or {}), facts)

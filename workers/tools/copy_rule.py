@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from core.naming import COPY_ROLE_BY_WORD, affixes
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.models import Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
+from core.text.naming import COPY_ROLE_BY_WORD, affixes
 
 ROLE_WORDS = {
     "backup": ("backup", "back-up", "back up", "bak"),

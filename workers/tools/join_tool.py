@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from core.card_policies import basis_without_figures
-from core.card_view import rows_differ_for
+from core.cards.card_policies import basis_without_figures
+from core.cards.card_view import rows_differ_for
 from core.store.models import JoinCandidate, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from workers.models.types import ToolSpec

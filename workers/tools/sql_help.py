@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from core.card_view import card_for_principal
+from core.cards.card_view import card_for_principal
 from core.store.models import Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from workers.models.json_replies import REPEATED_SQL

@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import Any
 
 from core.errors import TablescoutError
-from core.storable_text import storable, storable_value, unstorable_in
 from core.store.database import connection_lost
 from core.store.repositories import turns as turn_repo
+from core.text.storable_text import storable, storable_value, unstorable_in
 from workers.models.types import ModelReply, ToolCallRequest, ToolResult, ToolSpec
 from workers.tools.base import RESULT_BUDGET, Tool, ToolContext, ToolInputError, ToolOutput
 from workers.tools.card_tool import CARD_TOOL

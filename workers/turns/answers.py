@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from core.storable_text import storable
+from core.text.storable_text import storable
 from workers.tools.base import SqlRecord, ToolContext
 
 

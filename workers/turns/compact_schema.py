@@ -3,7 +3,7 @@
 Only the chosen tables, in the form such models were trained on: one `CREATE TABLE` statement per table with its
 keys and its references to the other chosen tables, its code meanings and columns to watch as comments, a few
 example rows, and where search found the question's values. Everything comes from the card as the reader may see it
-(`core.card_view`: hidden columns are not there, masked columns carry no values), and the example rows are read
+(`core.cards.card_view`: hidden columns are not there, masked columns carry no values), and the example rows are read
 through the permission-checked SQL service (`workers.sql.service`), without the masked columns, so row filters
 apply to them as to any other SQL of the user's.
 """

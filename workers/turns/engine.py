@@ -15,10 +15,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from sqlalchemy.orm import Session
 
-from core.database_summary import summaries_for
+from core.access.permissions import PLATFORMS, Principal, resolve_principal
+from core.cards.database_summary import summaries_for
+from core.config.settings import Settings
 from core.errors import TablescoutError
-from core.permissions import PLATFORMS, Principal, resolve_principal
-from core.settings import Settings
 from core.store.database import Store, connection_lost
 from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries

@@ -1,7 +1,7 @@
 """The first input of a conversation (SPEC §4): which databases the user can query, and which they cannot.
 
 Up to ten queryable databases, ordered by how many words they share with the question, each with its engine; the
-first three carry their summary, as the user may read it (`core.database_summary`), cut to 120 characters.
+first three carry their summary, as the user may read it (`core.cards.database_summary`), cut to 120 characters.
 Databases the user may not query are named only, so the model can say the data exists without learning anything
 about it. Approved verified examples of similar questions that the user may see in full follow the list
 (search/examples.py), marked as reference data, not instructions.
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from core.identifiers import expand_words
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.models import Conversation, Source, Turn
 from core.store.repositories import channel_usage
 from core.store.repositories import feedback as feedback_repo
+from core.text.identifiers import expand_words
 from search.encoders import Embedder
 from search.examples import examples_for, render_examples
 from search.query_text import words
@@ -39,7 +39,7 @@ ENGINE_NAMES = {"sqlite": "SQLite", "mariadb": "MariaDB", "mysql": "MySQL", "pos
 class DatabaseList:
     allowed: list[Source]
     forbidden: list[str]
-    #: Summaries of allowed databases as the user may read them (`core.database_summary.summaries_for`).
+    #: Summaries of allowed databases as the user may read them (`core.cards.database_summary.summaries_for`).
     summaries: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store.repositories import turns as turn_repo
 from search.service import SearchRequest, search_tables
 from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult, ToolSpec

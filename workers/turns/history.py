@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.models import Turn
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo

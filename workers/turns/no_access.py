@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.config_file import ConfigFile, GroupMapping
-from core.permissions import Principal
+from core.access.permissions import Principal
+from core.config.file import ConfigFile, GroupMapping
 from core.store.repositories import directory
 
 #: At most this many admin groups are named.

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.database_summary import summaries_for
+from core.cards.database_summary import summaries_for
 from core.store.repositories import search_queries as queries
 from search.candidates import Candidate
 from search.examples import ExampleHit

@@ -67,7 +67,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- include "tablescout.fullname" . }}
 {{- end }}
 
-{{/* The configuration file: the `config` values as YAML (core/config_file.py validates it when tablescout starts). */}}
+{{/* The configuration file: the `config` values as YAML (core/config/file.py validates it when tablescout starts). */}}
 {{- define "tablescout.configFile" -}}
 {{- $config := dict "sources" .Values.config.sources "roles" .Values.config.roles "groups" .Values.config.groups }}
 {{- if .Values.config.default_role }}

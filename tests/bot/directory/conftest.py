@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import Settings
+from core.config.settings import Settings
 from core.store import migrate
 from core.store.database import Store, open_store
 from core.store.embedded import EmbeddedServer

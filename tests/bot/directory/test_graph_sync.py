@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
 from bot.directory.graph_sync import sync_teams
-from core.permissions import resolve_principal
+from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import APP_ID, APP_PASSWORD, GRAPH_TOKEN, TENANT, directory_settings
 from tests.fakes.directory_servers import FakeEntraServer, FakeGraphServer, GraphGroup, GraphUser

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from bot.directory.errors import DirectorySyncError
 from bot.directory.service import sync_directory
+from core.access.permissions import resolve_principal
 from core.errors import ConfigError
-from core.permissions import resolve_principal
 from core.store.database import Store
 from core.store.repositories import directory
 from tablescout.cli import directory_cmd

@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from bot.directory.slack_sync import sync_slack
-from core.permissions import resolve_principal
+from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import directory_settings
 from tests.fakes.directory_servers import FakeSlackServer, SlackGroup, SlackProfile, SlackProfileField

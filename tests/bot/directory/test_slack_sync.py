@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
 from bot.directory.slack_sync import sync_slack
-from core.permissions import resolve_principal
+from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import SLACK_TOKEN, directory_settings
 from tests.fakes.directory_servers import FakeSlackServer, SlackGroup

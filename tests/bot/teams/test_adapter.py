@@ -20,8 +20,8 @@ from bot.teams.adapter import (
     parse_activity,
     process_inbound,
 )
+from core.config.settings import Settings
 from core.errors import ConfigError
-from core.settings import Settings
 from tests.fakes.bot_framework_keys import FakeBotFrameworkKeys
 from tests.fakes.teams_connector import FakeTeamsConnector
 from tests.support import isolated_settings

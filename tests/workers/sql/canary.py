@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
 from tests.workers.sql.conftest import SqlSource, scratch_source
 from workers.sql import SqlOutcome, run_sql
 

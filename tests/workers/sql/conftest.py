@@ -17,9 +17,9 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from catalog.sample_erp import build_sqlite, load_into
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants
-from core.settings import Settings
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
+from core.config.settings import Settings
 from core.store.models import Source
 from core.store.repositories import sources as source_repo
 from tests.support import MARIADB_SERVER, POSTGRES_SERVER, isolated_settings

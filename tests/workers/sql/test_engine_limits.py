@@ -12,8 +12,8 @@ import textwrap
 import pytest
 from sqlalchemy.orm import Session
 
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
 from tests.support import REPO
 from tests.workers.sql.conftest import SqlSource
 from workers.sql import SqlLimits, SqlOutcome, run_sql

@@ -22,10 +22,10 @@ from pydantic import SecretStr
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from core.config_file import Grant
-from core.mask_key import MaskKey, mask_key, rotate_key_file
-from core.permissions import Principal, RoleGrants
-from core.settings import Settings
+from core.access.mask_key import MaskKey, mask_key, rotate_key_file
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
+from core.config.settings import Settings
 from core.store.models import ExecutedSql
 from tests.support import isolated_settings
 from tests.workers.sql.conftest import SqlSource

@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.mask_key import mask_key
-from core.permissions import RoleGrants
+from core.access.mask_key import mask_key
+from core.access.permissions import RoleGrants
 from core.store.models import ExecutedSql
 from tests.workers.sql.canary import (
     BUSAN,

@@ -9,8 +9,8 @@ import tracemalloc
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.config_file import Grant
-from core.permissions import Principal, RoleGrants
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
 from core.store.models import ExecutedSql
 from tests.workers.sql.conftest import NOBODY, STAFF, SqlSource
 from workers.sql import SqlLimits, SqlOutcome, run_sql

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catalog.analysis import AnalysisOptions
-from core.permissions import Principal
+from core.access.permissions import Principal
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import turns as turn_repo

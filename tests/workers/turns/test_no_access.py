@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from core.config_file import ConfigFile
-from core.permissions import Principal
+from core.access.permissions import Principal
+from core.config.file import ConfigFile
 from core.store.repositories import directory
 from tests.fakes.model_server import FakeModelServer, Say
 from tests.turn_world import TurnWorld

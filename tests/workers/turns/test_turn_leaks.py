@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select
 
-from core.permissions import Principal, resolve_principal
+from core.access.permissions import Principal, resolve_principal
 from core.store.models import Note
 from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say

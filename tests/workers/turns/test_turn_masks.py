@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 
-from core.mask_key import mask_key
-from core.permissions import Principal, resolve_principal
+from core.access.mask_key import mask_key
+from core.access.permissions import Principal, resolve_principal
 from core.store.models import ExecutedSql, Note
 from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say

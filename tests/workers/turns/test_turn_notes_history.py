@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.permissions import resolve_principal
+from core.access.permissions import resolve_principal
 from search.service import SearchRequest, search_tables
 from tests.fakes.model_server import Call, Exchange, FakeModelServer, Say, Step
 from tests.turn_world import TurnWorld

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from core.database_summary import summary_for
-from core.permissions import resolve_principal
+from core.access.permissions import resolve_principal
+from core.cards.database_summary import summary_for
 from core.store.repositories import sources as source_repo
 from tests.fakes.model_server import Call, FakeModelServer, Say
 from tests.support import run_cli

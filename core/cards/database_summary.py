@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from core.card_view import rows_differ_for
-from core.naming import humanise
-from core.permissions import Principal
+from core.access.permissions import Principal
+from core.cards.card_view import rows_differ_for
 from core.store.models import Source
 from core.store.repositories import catalog as catalog_repo
+from core.text.naming import humanise
 
 LIMIT = 600
 

@@ -1,7 +1,7 @@
 """The head of a table card as text (SPEC §2): what the table is, its role, keys, links and columns to watch.
 
 Shared by the full card (`catalog.card_text`) and by search candidates, which render it from the card as the
-reader may see it (`core.card_view`), so a candidate's head never names what its reader may not see.
+reader may see it (`core.cards.card_view`), so a candidate's head never names what its reader may not see.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ COPY_ROLES = frozenset({"backup", "draft", "staging", "snapshot"})
 
 #: In place of a row count where a row filter applies to the reader: the table's total is not theirs to know.
 FILTERED_ROWS = "rows filtered for you"
-#: The rows a reader's own SQL reads, where a row filter applies and they were counted (`core.viewer_facts`).
+#: The rows a reader's own SQL reads, where a row filter applies and they were counted (`core.access.viewer_facts`).
 READABLE_ROWS = "{count:,} rows you may read (filtered for you)"
 
 

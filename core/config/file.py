@@ -1,6 +1,6 @@
 """The YAML configuration file: sources, roles with their grants, and directory-group mappings.
 
-Secrets and URLs of services come from the environment (`core.settings`); this file holds what an operator
+Secrets and URLs of services come from the environment (`core.config.settings`); this file holds what an operator
 writes by hand and reviews. Validation errors name the file, the line and the key, and a file that fails
 validation is never partly applied.
 """
@@ -17,8 +17,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from core.access.row_predicates import MaskKind, PredicateError, parse_mask_pattern, parse_predicate
 from core.errors import ConfigError
-from core.row_predicates import MaskKind, PredicateError, parse_mask_pattern, parse_predicate
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
 
@@ -76,7 +76,7 @@ MaskPattern = Annotated[str, AfterValidator(_mask_pattern)]
 class Grant(_Strict):
     """Access to one database (or every database matching a pattern) and, within it, to tables.
 
-    Table patterns are shell-style and case-insensitive (`core.permissions.pattern_matches`): `ORD_*` covers the
+    Table patterns are shell-style and case-insensitive (`core.access.permissions.pattern_matches`): `ORD_*` covers the
     source's default schema, `hr.*` schema hr, `*.ORD_MST` every schema, `*` everything; a deny pattern without a
     schema covers every schema. Within one grant a deny pattern beats an allow pattern.
     """

@@ -15,8 +15,8 @@ import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from core.config_file import ConfigFile
-from core.config_watch import ConfigState, watch
+from core.config.file import ConfigFile
+from core.config.watch import ConfigState, watch
 from core.errors import ConfigError
 
 ENV_PREFIX = "TABLESCOUT_"
@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     # by it. Off: such questions are searched like any other (and indexing does not pay for the second vectors).
     multilingual_vectors: bool = True
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
-    # The key of `hash` column masks (core.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
+    # The key of `hash` column masks (core.access.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
     mask_key: SecretStr | None = None
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
     graph_api_url: str = "https://graph.microsoft.com/v1.0"  # Microsoft Graph, for Entra group membership
@@ -82,7 +82,7 @@ class Settings(BaseSettings):
 
     @property
     def file(self) -> ConfigFile:
-        """The configuration file's last valid version, read again when the file has changed (core.config_watch):
+        """The configuration file's last valid version, read again when the file has changed (core.config.watch):
         roles, grants, group mappings and source URLs changed in the file apply from the next look on."""
         return self.config_state().config
 

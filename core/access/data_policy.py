@@ -1,4 +1,5 @@
-"""Row filters and column masks of one grant (SPEC §6), combined over a user's roles by `core.permissions.Principal`.
+"""Row filters and column masks of one grant (SPEC §6), combined over a user's roles by
+`core.access.permissions.Principal`.
 
 Table patterns of row filters and the TABLE part of mask patterns match like deny patterns: without a schema they
 cover the name in every schema, so a restriction never covers less than it says.
@@ -15,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from core.config_file import Grant
-from core.row_predicates import MASK_ORDER, MaskKind, parse_mask_pattern
+from core.access.row_predicates import MASK_ORDER, MaskKind, parse_mask_pattern
+from core.config.file import Grant
 
 
 @dataclass(frozen=True)

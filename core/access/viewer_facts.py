@@ -1,7 +1,7 @@
 """What a table holds for one reader, counted through the same row filters and column masks as their SQL (SPEC §6).
 
 A stored card is profiled from every row. For a reader whose row filter applies to a table, or a view over a
-filtered or masked table, its counts and values are not theirs to know; `core.card_view` shows them instead the
+filtered or masked table, its counts and values are not theirs to know; `core.cards.card_view` shows them instead the
 figures a reader's own query would give (`TableFacts`), counted by the workers' SQL path, or withholds them where
 those cannot be had. `ViewerReads` is that counting, as the services that show cards and candidates receive it.
 """

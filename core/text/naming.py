@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.identifiers import ABBREVIATIONS, expand_words, humanise
+from core.text.identifiers import ABBREVIATIONS, expand_words, humanise
 
 __all__ = ["ABBREVIATIONS", "Affix", "affixes", "expand_words", "humanise"]
 

@@ -7,9 +7,9 @@ names it nor carries its row count, and code meanings read from a hidden code ta
 left out, keeping the codes themselves (they are the shown table's own values). Whether the table itself may be
 seen is the caller's check (`Principal.may_see_table`).
 
-With the reader's data policies (`core.card_policies.DataPolicies`, from `core.permissions.Principal`), masked
+With the reader's data policies (`card_policies.DataPolicies`, from `core.access.permissions.Principal`), masked
 columns, row-filtered counts, views over either and code meanings from tables the reader may not read in full are
-shown as `core.card_policies` says, with the reader's own counts (`core.viewer_facts.TableFacts`) where given.
+shown as `core.cards.card_policies` says, with the reader's own counts (`viewer_facts.TableFacts`) where given.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from core.card_policies import (
+from core.access.viewer_facts import TableFacts
+from core.cards.card_policies import (
     DataPolicies,
     apply_masks,
     apply_row_facts,
@@ -27,10 +28,9 @@ from core.card_policies import (
     split_qualified,
     without_meanings,
 )
-from core.viewer_facts import TableFacts
 
 if TYPE_CHECKING:
-    from core.permissions import Principal
+    from core.access.permissions import Principal
     from core.store.models import SourceTable
 
 #: (schema or None for the default schema, table) → may the reader see it.

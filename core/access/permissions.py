@@ -14,7 +14,7 @@ Tables of the source's default schema (PostgreSQL's first schema on the search_p
   covers less than it says; `rpt.EMP_*` denies in schema `rpt` only.
 A view is seen only by those who may see it and every table and view it reads (`Principal.may_see_table`), as
 run_sql checks it; what a view reads is recorded by analysis in its card (`reads`).
-Within an allowed table, grants may filter rows and mask columns (`core.data_policy`): `Principal.row_filter` and
+Within an allowed table, grants may filter rows and mask columns (`core.access.data_policy`): `Principal.row_filter` and
 `Principal.column_mask` give what applies to a user, over their roles.
 """
 
@@ -26,10 +26,10 @@ from fnmatch import fnmatchcase
 
 from sqlalchemy.orm import Session
 
-from core.config_file import ConfigFile, Grant, GroupMapping
-from core.data_policy import RowFilter, grant_filters, grant_mask, grant_masks_table, least_mask, union_filter
+from core.access.data_policy import RowFilter, grant_filters, grant_mask, grant_masks_table, least_mask, union_filter
+from core.access.row_predicates import MaskKind
+from core.config.file import ConfigFile, Grant, GroupMapping
 from core.errors import ConfigError
-from core.row_predicates import MaskKind
 from core.store.models import DirectoryGroup, SourceTable
 from core.store.repositories import directory
 

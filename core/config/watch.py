@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.config_file import ConfigFile, parse_document, read_text, validate_document
+from core.config.file import ConfigFile, parse_document, read_text, validate_document
 from core.errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Words inside identifiers written as one run (`ACCOUNTSPAYABLEANDACCRUEDLIABILITIES`, `CUSTSTATCD`).
 
-Separators, camelCase and digit edges are split first (`core.identifiers.split_identifier`); a remaining run of
+Separators, camelCase and digit edges are split first (`core.text.identifiers.split_identifier`); a remaining run of
 `MIN_RUN` letters or more is segmented with `wordsegment`'s unigram and bigram model of English, in which the
 catalog's own words (parts of names that are written apart elsewhere, words of comments) and the known
 abbreviations count as common words, so `CUSTSTATCD` reads "cust stat cd" in a catalog that also has
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from core.identifiers import ABBREVIATIONS, split_identifier
+from core.text.identifiers import ABBREVIATIONS, split_identifier
 
 #: Shorter runs are words or abbreviations already (`cust`, `ordno` is rare enough to leave alone).
 MIN_RUN = 6

@@ -1,5 +1,5 @@
 """A card's values and counts as one reader may know them: column masks, row filters, views over either, and the
-figures their own SQL would count (SPEC §6). The half of `core.card_view` that concerns values.
+figures their own SQL would count (SPEC §6). The half of `core.cards.card_view` that concerns values.
 
 A card is profiled from every row, so what it says about values is the reader's to know only where their SQL would
 say the same:
@@ -12,7 +12,7 @@ say the same:
   masked `hash`. A column of a view over masked tables whose sources are not known is `withheld`.
 - Where the reader's rows differ from those analysis read (a row filter applies to the table, or it is a view over a
   filtered or masked table), its row count, sample size, ranges, distinct counts, null ratios, frequent values and
-  code lists are the reader's own (`core.viewer_facts.TableFacts`, counted through their filters and masks) or, where
+  code lists are the reader's own (`viewer_facts.TableFacts`, counted through their filters and masks) or, where
   those could not be counted, left out; of a code list only the codes whose meanings come from a code table the
   reader may read in full stay then, without shares. Copies of such a table lose their row counts and copy evidence.
 - Code meanings read from a table the reader may not read in full (filtered for them, or the meaning column masked)
@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.row_predicates import MASK_ORDER
-from core.viewer_facts import ColumnFacts, TableFacts
+from core.access.row_predicates import MASK_ORDER
+from core.access.viewer_facts import ColumnFacts, TableFacts
 
 #: (schema, table, column names) → the masked ones among them, with their mask (hide, null, redact, hash).
 MaskLookup = Callable[[str | None, str, Sequence[str]], Mapping[str, str]]
@@ -97,7 +97,7 @@ def without_meanings(column: dict[str, Any]) -> dict[str, Any]:
 
 def meanings_readable(column: Mapping[str, Any], policies: DataPolicies) -> bool:
     """Does the reader read in full the table the column's code meanings came from? (Whether they may see it at
-    all is `core.card_view.codes_visible`.) A code table filtered for them, its meaning column masked, or a code
+    all is `core.cards.card_view.codes_visible`.) A code table filtered for them, its meaning column masked, or a code
     view over anything restricted, would show meanings their SQL could not read."""
     read_from = column.get("codes_from")
     if "codes_from" not in column:  # analysed before `codes_from` was recorded: "CODE_DTL group ORD_STAT"

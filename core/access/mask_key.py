@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from core.errors import TablescoutError
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from core.config.settings import Settings
 
 MASK_KEY_FILE = "mask.key"
 SETTING = "TABLESCOUT_MASK_KEY"
