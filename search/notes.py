@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
+from core.access.users import UserRef
 from core.errors import NotFoundError, TablescoutError
 from core.store.models import Note, Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
@@ -110,7 +111,7 @@ def _clean_text(text: str) -> str:
     return body
 
 
-def _check_author(author: tuple[str, str]) -> None:
+def _check_author(author: UserRef) -> None:
     platform, user_id = author
     if not platform or not user_id:
         raise NoteError("a note needs an author (platform and user id)")
@@ -183,7 +184,7 @@ def save_note(
     database: str,
     tables: Sequence[str],
     text: str,
-    author: tuple[str, str],
+    author: UserRef,
     private: bool,
     workspace_id: str | None = None,
     channel_id: str | None = None,
@@ -218,7 +219,7 @@ def save_note(
     return SavedNote(note.id, source.name, [qualified(r.schema_name, r.name) for r in rows], private)
 
 
-def _is_author(note: Note, viewer: tuple[str, str] | None) -> bool:
+def _is_author(note: Note, viewer: UserRef | None) -> bool:
     return viewer is not None and (note.author_platform, note.author_id) == tuple(viewer)
 
 
@@ -239,7 +240,7 @@ def _attached_rows(session: Session, attached: dict[int, list[note_repo.Attachme
 
 def _readable(
     principal: Principal,
-    viewer: tuple[str, str] | None,
+    viewer: UserRef | None,
     note: Note,
     attached: Sequence[note_repo.Attachment],
     rows: dict[int, SourceTable],
@@ -262,7 +263,7 @@ def seen_in_full(session: Session, principal: Principal, note_ids: Sequence[int]
 
 
 def readable_notes(
-    session: Session, principal: Principal, viewer: tuple[str, str] | None, table_ids: Sequence[int], per_table: int
+    session: Session, principal: Principal, viewer: UserRef | None, table_ids: Sequence[int], per_table: int
 ) -> dict[int, list[Note]]:
     """Up to `per_table` notes per table that the principal may read there, newest first (search candidates)."""
     found = queries.notes_for(session, table_ids, viewer, per_table=per_table + NOTES_LOOKED_AT)
@@ -287,7 +288,7 @@ def _view(note: Note, attached: Sequence[note_repo.Attachment]) -> NoteView:
 
 
 def _readable_views(
-    session: Session, principal: Principal, viewer: tuple[str, str] | None, notes: Sequence[Note]
+    session: Session, principal: Principal, viewer: UserRef | None, notes: Sequence[Note]
 ) -> list[NoteView]:
     attached = note_repo.attachments(session, [n.id for n in notes])
     rows = _attached_rows(session, attached)
@@ -299,7 +300,7 @@ def _readable_views(
 def list_notes(
     session: Session,
     principal: Principal,
-    viewer: tuple[str, str] | None,
+    viewer: UserRef | None,
     *,
     database: str | None = None,
     table: str | None = None,
@@ -325,7 +326,7 @@ def notes_for_card(
     session: Session,
     principal: Principal,
     table_id: int,
-    viewer: tuple[str, str] | None,
+    viewer: UserRef | None,
     *,
     limit: int = CARD_NOTES,
     relevant_to: Sequence[float] | None = None,
@@ -342,7 +343,7 @@ def notes_for_card(
 
 
 def _changeable(
-    session: Session, principal: Principal, viewer: tuple[str, str] | None, note_id: int, action: str
+    session: Session, principal: Principal, viewer: UserRef | None, note_id: int, action: str
 ) -> tuple[Note, list[note_repo.Attachment]]:
     note = note_repo.live(session, note_id)
     by_note = note_repo.attachments(session, [note_id]) if note else {}
@@ -358,7 +359,7 @@ def _changeable(
 def edit_note(
     session: Session,
     principal: Principal,
-    viewer: tuple[str, str] | None,
+    viewer: UserRef | None,
     embedder: Embedder,
     note_id: int,
     *,
@@ -382,7 +383,7 @@ def edit_note(
     return _view(note, attached)
 
 
-def delete_note(session: Session, principal: Principal, viewer: tuple[str, str] | None, note_id: int) -> NoteView:
+def delete_note(session: Session, principal: Principal, viewer: UserRef | None, note_id: int) -> NoteView:
     """Soft-delete a note (it leaves search, cards and listings); its author or an admin only.
 
     Raises NoteNotFoundError or NotePermissionError."""

@@ -16,6 +16,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
+from core.access.users import UserRef
 from core.access.viewer_facts import ViewerReads
 from core.cards.card_view import card_for_principal
 from core.errors import NotFoundError, TablescoutError
@@ -222,7 +223,7 @@ def search_tables(
     principal: Principal,
     request: SearchRequest,
     encoders: Encoders,
-    viewer: tuple[str, str] | None,
+    viewer: UserRef | None,
     reads: ViewerReads | None = None,
 ) -> SearchResult:
     """The k best candidate tables for the question that `principal` may see, and the denied ones by name.

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from core.access.data_policy import RowFilter, grant_filters, grant_mask, grant_masks_table, least_mask, union_filter
 from core.access.row_predicates import MaskKind
+from core.access.users import UserRef
 from core.config.file import ConfigFile, Grant, GroupMapping
 from core.errors import ConfigError
 from core.store.models import DirectoryGroup, SourceTable
@@ -199,12 +200,12 @@ class Principal:
         return all(self.may_see(database, str(name), str(schema) if schema else None) for schema, name in reads)
 
 
-def parse_user_ref(ref: str) -> tuple[str, str]:
+def parse_user_ref(ref: str) -> UserRef:
     """`slack:U024BE7LH` or `teams:<aad object id>` → (platform, user id)."""
     platform, sep, user_id = ref.partition(":")
     if not sep or platform not in PLATFORMS or not user_id:
         raise ConfigError(f"user {ref!r} must be written PLATFORM:ID with PLATFORM one of {', '.join(PLATFORMS)}")
-    return platform, user_id
+    return UserRef(platform, user_id)
 
 
 def _mapping_matches(mapping: GroupMapping, platform: str, group: DirectoryGroup) -> bool:

@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from core.access.users import UserRef
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
 
@@ -33,8 +34,8 @@ app = typer.Typer(help="Table notes: knowledge about tables that search and answ
 UserOption = Annotated[str | None, typer.Option("--user", help="Act as slack:ID or teams:ID (default: operator).")]
 
 
-def operator_author() -> tuple[str, str]:
-    return "operator", getpass.getuser()
+def operator_author() -> UserRef:
+    return UserRef("operator", getpass.getuser())
 
 
 class _OnFirstUse:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from core.access.users import UserRef
 from core.errors import ConfigError, TablescoutError
 from search.limits import MAX_K
 from tablescout.cli.context import console, current_store, settings
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 # building the command line (`tablescout --help`, any other command) does not load them.
 
 
-def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, tuple[str, str] | None]:
+def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, UserRef | None]:
     from core.access.permissions import Principal, parse_user_ref, resolve_principal
 
     if user is None:
@@ -35,7 +36,7 @@ def principal_for(session: Session, config: Settings, user: str | None) -> tuple
     platform, user_id = parse_user_ref(user)
     principal = resolve_principal(session, config.file, platform, user_id)
     ensure_known_user(principal)
-    return principal, (platform, user_id)
+    return principal, UserRef(platform, user_id)
 
 
 def result_json(result: SearchResult, *, full: bool) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from bot.messages import parse_message, too_long
 from core.access.permissions import parse_user_ref, resolve_principal
+from core.access.users import UserRef
 from core.config.settings import Settings
 from core.errors import ConfigError, StoreUnavailable, TablescoutError
 from core.store.database import Store, connection_lost
@@ -60,9 +61,9 @@ class ConsoleSession:
     _environment: Any = None
 
     @property
-    def asker(self) -> tuple[str, str]:
+    def asker(self) -> UserRef:
         if self.user is None:
-            return ("operator", getpass.getuser())
+            return UserRef("operator", getpass.getuser())
         return parse_user_ref(self.user)
 
     @property

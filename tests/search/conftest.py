@@ -16,6 +16,7 @@ from sqlalchemy import func
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
 from core.access.permissions import Principal, resolve_principal
+from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
 from core.store.models import Note, NoteTable
 from core.store.repositories import catalog as catalog_repo
@@ -41,7 +42,7 @@ class World:
                 principal, viewer = Principal.for_operator(), None
             else:
                 principal = resolve_principal(session, self.installation.settings.file, "slack", user)
-                viewer = ("slack", user)
+                viewer = UserRef("slack", user)
             request = SearchRequest(question, **options)  # type: ignore[arg-type]
             return search_tables(session, principal, request, self.encoders, viewer)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.access.permissions import resolve_principal
+from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import directory
 from search.service import ADAPTIVE_EXTRA, SearchResult
@@ -137,8 +138,8 @@ def _tool_search(campus: World, arguments: dict[str, object], user: str = "U_NO_
             session=session,
             settings=settings,
             principal=resolve_principal(session, settings.file, "slack", user),
-            viewer=("slack", user),
-            author=("slack", user),
+            viewer=UserRef("slack", user),
+            author=UserRef("slack", user),
             conversation=Conversation("slack", "T1", "C1", "1.0", private=False),
             encoders=campus.encoders,
             pins=["campus"],

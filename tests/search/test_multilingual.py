@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
 from core.access.permissions import Principal, resolve_principal
+from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
 from core.store.models import SearchChunk
 from core.store.repositories import directory, search_index
@@ -46,7 +47,7 @@ class Erp:
             principal, viewer = Principal.for_operator(), None
             if user is not None:
                 principal = resolve_principal(session, self.installation.settings.file, "slack", user)
-                viewer = ("slack", user)
+                viewer = UserRef("slack", user)
             request = SearchRequest(question, databases=["erp"], k=10)
             return search_tables(session, principal, request, encoders, viewer)
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal, RoleGrants, resolve_principal
+from core.access.users import UserRef
 from core.config.file import Grant
 from core.store.models import Note, NoteTable
 from core.store.repositories import catalog as catalog_repo
@@ -30,8 +31,8 @@ from search.service import SearchRequest, SearchResult, search_tables
 from tests.search.conftest import World
 
 OPERATOR = Principal.for_operator()
-SALES = ("slack", "U_SALES")
-GUEST = ("slack", "U_GUEST")
+SALES = UserRef("slack", "U_SALES")
+GUEST = UserRef("slack", "U_GUEST")
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def db(world: World) -> Iterator[Session]:
             outer.rollback()
 
 
-def principal(session: Session, world: World, who: tuple[str, str]) -> Principal:
+def principal(session: Session, world: World, who: UserRef) -> Principal:
     return resolve_principal(session, world.installation.settings.file, *who)
 
 
@@ -55,7 +56,7 @@ def admin() -> Principal:
     return Principal("slack", "U_ADMIN", (RoleGrants("admins", (Grant(database="erp"),), admin=True),))
 
 
-def search(session: Session, world: World, question: str, who: tuple[str, str] | None) -> SearchResult:
+def search(session: Session, world: World, question: str, who: UserRef | None) -> SearchResult:
     asker = OPERATOR if who is None else principal(session, world, who)
     return search_tables(session, asker, SearchRequest(question, databases=["erp"]), world.encoders, who)
 
@@ -67,7 +68,7 @@ def note_count(session: Session) -> int:
 def save(
     session: Session,
     world: World,
-    who: tuple[str, str],
+    who: UserRef,
     table: str | list[str],
     text: str,
     *,
@@ -119,7 +120,7 @@ def test_a_database_alias_and_schema_qualified_names_resolve(db: Session, world:
         database="SHOP",
         tables=["ORD_MST", "ord_mst", "CUST_MST"],
         text="orders and customers join on CUST_ID",
-        author=("operator", "alice"),
+        author=UserRef("operator", "alice"),
         private=False,
     )
     assert (saved.database, saved.tables) == ("erp", ["ORD_MST", "CUST_MST"])
@@ -132,7 +133,7 @@ def test_a_database_alias_and_schema_qualified_names_resolve(db: Session, world:
         database="erp",
         tables="CUST_MST",  # one name as a plain string, as a model's tool call may send it
         text="customers are never deleted, only flagged",
-        author=("operator", "alice"),
+        author=UserRef("operator", "alice"),
         private=False,
     )
     assert single.tables == ["CUST_MST"]
@@ -166,7 +167,7 @@ def test_bad_notes_save_nothing(
             database=database,
             tables=tables,
             text=text,
-            author=("operator", "alice"),
+            author=UserRef("operator", "alice"),
             private=False,
         )
     assert note_count(db) == before
@@ -221,7 +222,7 @@ def test_a_private_note_is_seen_only_by_its_author(db: Session, world: World) ->
         saved.id
     ]
     assert all(n.id != saved.id for n in list_notes(db, guest, GUEST))
-    assert all(n.id != saved.id for n in list_notes(db, admin(), ("slack", "U_ADMIN")))
+    assert all(n.id != saved.id for n in list_notes(db, admin(), UserRef("slack", "U_ADMIN")))
     assert any(n.id == saved.id for n in list_notes(db, OPERATOR, None)), "the operator sees everything"
     mine = search(db, world, "which customers are in the glorpwhistle segment?", SALES)
     assert any("note" in c.matched_by for c in mine.candidates if c.table == "CUST_MST")
@@ -235,7 +236,7 @@ def test_a_private_note_is_seen_only_by_its_author(db: Session, world: World) ->
     with pytest.raises(NoteNotFoundError, match=f"there is no note #{saved.id} that you may see"):
         delete_note(db, guest, GUEST, saved.id)
     with pytest.raises(NoteNotFoundError):
-        delete_note(db, admin(), ("slack", "U_ADMIN"), saved.id)
+        delete_note(db, admin(), UserRef("slack", "U_ADMIN"), saved.id)
 
 
 def test_note_text_never_widens_access(db: Session, world: World) -> None:
@@ -272,7 +273,9 @@ def test_note_text_never_widens_access(db: Session, world: World) -> None:
 
 
 def test_a_note_on_a_table_someone_may_not_see_is_hidden_from_them(db: Session, world: World) -> None:
-    saved = save(db, world, ("operator", "alice"), ["ORD_MST", "EMP_MST"], "order takers are employees in EMP_MST")
+    saved = save(
+        db, world, UserRef("operator", "alice"), ["ORD_MST", "EMP_MST"], "order takers are employees in EMP_MST"
+    )
     sales = principal(db, world, SALES)
     assert all(n.id != saved.id for n in list_notes(db, sales, SALES))
     assert any(n.id == saved.id and n.tables == ["EMP_MST", "ORD_MST"] for n in list_notes(db, OPERATOR, None))
@@ -306,9 +309,11 @@ def test_authors_and_admins_edit_and_delete(db: Session, world: World) -> None:
     other = save(db, world, SALES, "ORD_MST", "the quibblefinch orders are tests")
     with pytest.raises(NotePermissionError, match="may edit it"):
         edit_note(db, guest, GUEST, world.encoders.embedder, other.id, text="no")
-    moderated = edit_note(db, admin(), ("slack", "U_ADMIN"), world.encoders.embedder, other.id, text="tests, ignore")
+    moderated = edit_note(
+        db, admin(), UserRef("slack", "U_ADMIN"), world.encoders.embedder, other.id, text="tests, ignore"
+    )
     assert moderated.author == "slack:U_SALES", "an admin's edit keeps the author"
-    deleted = delete_note(db, admin(), ("slack", "U_ADMIN"), other.id)
+    deleted = delete_note(db, admin(), UserRef("slack", "U_ADMIN"), other.id)
     assert deleted.id == other.id
     stored = db.get(Note, other.id)
     assert stored is not None

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
+from core.access.users import UserRef
 from core.cards.card_view import card_for_principal
 from core.config.settings import Settings
 from core.errors import TablescoutError
@@ -59,8 +60,8 @@ class ToolContext:
     session: Session
     settings: Settings
     principal: Principal
-    viewer: tuple[str, str] | None
-    author: tuple[str, str]
+    viewer: UserRef | None
+    author: UserRef
     conversation: Conversation
     encoders: Encoders
     pins: list[str]

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from sqlalchemy.orm import Session
 
 from core.access.permissions import PLATFORMS, Principal, resolve_principal
+from core.access.users import UserRef
 from core.cards.database_summary import summaries_for
 from core.config.settings import Settings
 from core.errors import TablescoutError
@@ -122,7 +123,7 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
     conversation = session.get(Conversation, turn.conversation_id)
     assert conversation is not None
     principal = _principal(session, env.settings, turn)
-    asker = (turn.user_platform, turn.user_id)
+    asker = UserRef(turn.user_platform, turn.user_id)
     viewer = asker if turn.user_platform in PLATFORMS else None
     history, own_texts = thread_history(session, principal, turn, asker)
     registered = queries.sources(session)

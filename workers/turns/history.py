@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
+from core.access.users import UserRef
 from core.store.models import Turn
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo
@@ -18,7 +19,7 @@ from workers.models.types import Message
 WITHHELD = "(answer withheld: it used data this user may not see)"
 
 
-def _visible_to(session: Session, principal: Principal, turn: Turn, asker: tuple[str, str]) -> bool:
+def _visible_to(session: Session, principal: Principal, turn: Turn, asker: UserRef) -> bool:
     """Every table the earlier answer used must be visible now (roles may have changed since, even for its asker),
     a view with everything it reads; and an answer another user got is withheld where a row filter or column mask
     applies to the asker on one of its tables, since its figures may count rows or show values the asker's own
@@ -43,7 +44,7 @@ def _visible_to(session: Session, principal: Principal, turn: Turn, asker: tuple
 
 
 def thread_history(
-    session: Session, principal: Principal, turn: Turn, asker: tuple[str, str]
+    session: Session, principal: Principal, turn: Turn, asker: UserRef
 ) -> tuple[list[Message], list[str]]:
     """Earlier turns as alternating user/assistant messages, and the texts the asker wrote in this thread."""
     messages: list[Message] = []

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.elements import ColumnElement
 
+from core.access.users import UserRef
 from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable, TableColumn
 from core.store.repositories import bm25 as bm25_ranking
 
@@ -315,7 +316,7 @@ def note_hits(
     query: str | None,
     vector: list[float],
     source_ids: Sequence[int],
-    viewer: tuple[str, str] | None,
+    viewer: UserRef | None,
     limit: int,
     min_similarity: float,
 ) -> list[NoteHit]:
@@ -387,7 +388,7 @@ def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Seq
 
 
 def notes_for(
-    session: Session, table_ids: Sequence[int], viewer: tuple[str, str] | None, per_table: int
+    session: Session, table_ids: Sequence[int], viewer: UserRef | None, per_table: int
 ) -> dict[int, list[Note]]:
     """Up to `per_table` notes a viewer may read per table, newest first."""
     if not table_ids:

@@ -13,6 +13,7 @@ import pytest
 
 from catalog.analysis import AnalysisOptions
 from core.access.permissions import Principal
+from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import turns as turn_repo
@@ -367,7 +368,7 @@ def _choose(turn_world: TurnWorld, question: str, found: list[Candidate]) -> Sel
             settings=settings,
             principal=Principal.for_operator(),
             viewer=None,
-            author=("slack", "U_SALES"),
+            author=UserRef("slack", "U_SALES"),
             conversation=Conversation("slack", "T1", "C1", "1.0", private=False),
             encoders=turn_world.encoders,
             pins=[],

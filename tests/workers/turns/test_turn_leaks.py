@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from core.access.permissions import Principal, resolve_principal
+from core.access.users import UserRef
 from core.store.models import Note
 from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say
@@ -57,7 +58,7 @@ def shared_note(leak_world: LeakWorld) -> Iterator[None]:
                 database=database,
                 tables=["ORD_MST", "EMP_MST"],
                 text=NOTE_SECRET,
-                author=("slack", "U_ALL"),
+                author=UserRef("slack", "U_ALL"),
                 private=False,
             )
     yield
@@ -152,9 +153,9 @@ def test_a_note_on_a_denied_and_an_allowed_table_shows_nowhere(
     assert NOTE_SECRET[:17] not in search
     with leak_world.world.installation.store.transaction() as session:
         staff = resolve_principal(session, leak_world.world.settings.file, "slack", "U_STAFF")
-        assert list_notes(session, staff, ("slack", "U_STAFF")) == []
+        assert list_notes(session, staff, UserRef("slack", "U_STAFF")) == []
         everything = resolve_principal(session, leak_world.world.settings.file, "slack", "U_ALL")
-        assert len(list_notes(session, everything, ("slack", "U_ALL"))) == len(ENGINES)
+        assert len(list_notes(session, everything, UserRef("slack", "U_ALL"))) == len(ENGINES)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -14,6 +14,7 @@ from sqlalchemy import delete, func, select
 
 from core.access.mask_key import mask_key
 from core.access.permissions import Principal, resolve_principal
+from core.access.users import UserRef
 from core.store.models import ExecutedSql, Note
 from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say
@@ -178,7 +179,7 @@ def test_a_note_naming_or_quoting_a_masked_column_is_not_shown_to_whom_it_is_mas
                 database=mask_world.database,
                 tables=["CUST_MST"],
                 text=text,
-                author=("slack", "U_ALL"),
+                author=UserRef("slack", "U_ALL"),
                 private=False,
             )
     try:
@@ -193,7 +194,7 @@ def test_a_note_naming_or_quoting_a_masked_column_is_not_shown_to_whom_it_is_mas
         assert NOTES_ON_CUSTOMERS["names a hidden column"] not in masked
         with store.transaction() as session:
             principal = resolve_principal(session, mask_world.world.settings.file, "slack", "U_BUSAN")
-            listed = [n.text for n in list_notes(session, principal, ("slack", "U_BUSAN"), database="masked")]
+            listed = [n.text for n in list_notes(session, principal, UserRef("slack", "U_BUSAN"), database="masked")]
         assert listed == [NOTES_ON_CUSTOMERS["harmless"]]
     finally:
         with store.transaction() as session:

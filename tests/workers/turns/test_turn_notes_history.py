@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.access.permissions import resolve_principal
+from core.access.users import UserRef
 from search.service import SearchRequest, search_tables
 from tests.fakes.model_server import Call, Exchange, FakeModelServer, Say, Step
 from tests.turn_world import TurnWorld
@@ -21,7 +22,9 @@ STALE = "ORD_MST_BAK is a stale copy of the order master, nobody has used it sin
 def _search(world: TurnWorld, question: str, user: str) -> list[tuple[str, list[str]]]:
     with world.installation.store.transaction() as session:
         principal = resolve_principal(session, world.settings.file, "slack", user)
-        result = search_tables(session, principal, SearchRequest(question, k=12), world.encoders, ("slack", user))
+        result = search_tables(
+            session, principal, SearchRequest(question, k=12), world.encoders, UserRef("slack", user)
+        )
     return [(c.table, [n["text"] for n in c.notes]) for c in result.candidates]
 
 
