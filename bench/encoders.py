@@ -97,7 +97,7 @@ def _onnx(tokens: int) -> Callable[[Path], Any]:
 
 
 def _static(home: Path) -> Any:
-    from search.encoder_static import StaticEmbedder
+    from bench.encoder_static import StaticEmbedder
 
     return StaticEmbedder.prepared(home, max_tokens=128)
 

@@ -5,6 +5,9 @@ vocabulary is embedded alone (`[CLS] piece [SEP]`), and a piece's weight grows w
 the vocabulary (frequent pieces count less). Embedding is then a lookup and a mean: thousands of texts a second on
 one core, at the cost of word order and context. Kept under TABLESCOUT_HOME/encoders next to the int8 model and
 verified by hash the same way.
+
+Not a tablescout encoder (`search.encoders` does not offer it): the encoder benchmark (bench.encoders) measures it
+beside the ones it offers, as the `minilm-static` option.
 """
 
 from __future__ import annotations
