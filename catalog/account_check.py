@@ -55,7 +55,7 @@ def check_account(conn: Connection, engine: str, url: URL) -> AccountCheck:
     return NOT_CHECKED
 
 
-README_SECTION = 'README, "Read-only source accounts"'
+README_SECTION = "docs/source-accounts.md"
 
 
 def _read_only_recipe(engine: str, database: str | None) -> str:

@@ -33,7 +33,7 @@ def assert_refused_and_nothing_saved(cli: Cli, url: str, found: str, recipe: str
     assert "refused: the account of source erp is a superuser" in refused.stderr
     assert found in refused.stderr
     assert recipe in refused.stderr
-    assert 'README, "Read-only source accounts"' in refused.stderr
+    assert "(docs/source-accounts.md)" in refused.stderr
     assert "--allow-privileged" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert (cli.home / "tablescout.yaml").read_text() == before
