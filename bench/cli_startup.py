@@ -7,7 +7,7 @@ of the wall time over several runs, the time Python spent importing modules (fro
 how many modules were imported, and which of the heavy SDKs were among them. `python -c pass` is measured beside
 them: the interpreter's own start, which no change to tablescout can remove.
 
-Run:  python bench/cli_startup.py --label before|after [--runs 9] [--note "machine busy with ..."]
+Run:  python -m bench.cli_startup --label before|after [--runs 9] [--note "machine busy with ..."]
 Results are kept per label in bench/results/cli_startup.json (other labels already there stay) and the table of all
 labels is written to bench/results/cli_startup.md.
 """
@@ -15,7 +15,6 @@ labels is written to bench/results/cli_startup.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import statistics
@@ -27,15 +26,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from sqlalchemy import create_engine, text
 
-from sqlalchemy import create_engine, text  # noqa: E402
+from bench.harness import REPO, Timer, commit, current_run, load_average, md_table, program, read_results, write_results
+from core.store.embedded import start_embedded
+from tests.cli.test_startup_imports import HEAVY  # what a light command must not import
 
-from core.store.embedded import start_embedded  # noqa: E402
-from tests.cli.test_startup_imports import HEAVY  # noqa: E402 - what a light command must not import
-
-RESULTS = REPO / "bench" / "results"
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")  # pgserver's, on hosts without a runtime dir
 COMMANDS: dict[str, list[str]] = {
     "python -c pass (the interpreter alone)": [],
@@ -99,9 +95,9 @@ def measure(args: list[str], env: dict[str, str], runs: int) -> dict[str, Any]:
     run(command_line(args), env)  # warm the file cache once
     walls = []
     for _ in range(runs):
-        started = time.perf_counter()
-        run(command_line(args), env)
-        walls.append(time.perf_counter() - started)
+        with Timer() as wall:
+            run(command_line(args), env)
+        walls.append(wall.seconds)
     return {
         "runs": runs,
         "median_s": round(statistics.median(walls), 3),
@@ -121,12 +117,7 @@ def prepare(home: Path, database_url: str) -> None:
     run(command_line(["source", "add", "shop", f"sqlite:///{db}"]), env)
 
 
-def git_commit() -> str:
-    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO)
-    return proc.stdout.strip()
-
-
-def write_markdown(results: dict[str, Any]) -> None:
+def markdown(results: dict[str, Any]) -> str:
     labels = list(results)
     lines = [
         "# Start-up time of light commands",
@@ -139,21 +130,20 @@ def write_markdown(results: dict[str, Any]) -> None:
     ]
     for label in labels:
         r = results[label]
+        cpu = f" ({r['run']['machine']['cpu_model']})" if "run" in r else ""
         lines.append(
-            f"- **{label}**: commit {r['commit']}, {r['measured_at']}, {r['cpus']} cores, load average "
+            f"- **{label}**: commit {r['commit']}, {r['measured_at']}, {r['cpus']} cores{cpu}, load average "
             f"{r['load_before']} before and {r['load_after']} after the run. {r['note']}".rstrip()
         )
-    lines += ["", "| command | " + " | ".join(f"{label}: median (min-max) s" for label in labels) + " | target |"]
-    lines.append("|---|" + "---|" * len(labels) + "---|")
+    walls = []
     for name in COMMANDS:
         cells = []
         for label in labels:
             m = results[label]["commands"].get(name)
             cells.append(f"{m['median_s']:.2f} ({m['min_s']:.2f}-{m['max_s']:.2f})" if m else "")
-        target = "" if name.startswith("python") else f"≤ {TARGET_S}"
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {target} |")
-    lines += ["", "| command | " + " | ".join(f"{label}: import s / modules / heavy SDKs" for label in labels) + " |"]
-    lines.append("|---|" + "---|" * len(labels))
+        walls.append([name, *cells, "" if name.startswith("python") else f"≤ {TARGET_S}"])
+    lines += ["", *md_table(["command", *(f"{label}: median (min-max) s" for label in labels), "target"], walls)]
+    imports = []
     for name in COMMANDS:
         cells = []
         for label in labels:
@@ -163,7 +153,9 @@ def write_markdown(results: dict[str, Any]) -> None:
                 continue
             heavy = ", ".join(m["heavy_imported"]) or "none"
             cells.append(f"{m['import_s']:.2f} / {m['modules']} / {heavy}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        imports.append([name, *cells])
+    header = ["command", *(f"{label}: import s / modules / heavy SDKs" for label in labels)]
+    lines += ["", *md_table(header, imports)]
     last = labels[-1]
     lines += ["", f"Where the import time goes ({last}; self time of each package's modules, largest first):", ""]
     for name in COMMANDS:
@@ -171,17 +163,18 @@ def write_markdown(results: dict[str, Any]) -> None:
         if m and m.get("largest_packages_s") and COMMANDS[name]:
             parts = ", ".join(f"{pkg} {sec:.2f}" for pkg, sec in m["largest_packages_s"].items())
             lines.append(f"- {name}: {parts}")
-    (RESULTS / "cli_startup.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    current_run()
+    parser = argparse.ArgumentParser(prog=program(), description=__doc__.splitlines()[0])
     parser.add_argument("--label", required=True, help="name of this measurement, e.g. before or after")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--note", default="", help="what else the machine was doing")
     options = parser.parse_args()
 
-    load_before = [round(x, 2) for x in os.getloadavg()]
+    load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="ts_cli_startup_") as tmp:
         server = start_embedded(Path(tmp) / "pgdata")
         try:
@@ -198,21 +191,21 @@ def main() -> None:
         finally:
             server.stop()
     entry = {
-        "commit": git_commit(),
+        "commit": commit(),
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),
         "cpus": os.cpu_count(),
         "load_before": load_before,
-        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "load_after": load_average(),
         "note": options.note,
         "commands": commands,
+        "run": current_run().as_dict(),
     }
-    path = RESULTS / "cli_startup.json"
-    results: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    # One entry per label (other labels already there stay): the run goes into the entry, not beside the labels.
+    results = read_results("cli_startup")
     results[options.label] = entry
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    write_markdown(results)
-    print((RESULTS / "cli_startup.md").read_text(encoding="utf-8"))
+    report = markdown(results)
+    write_results("cli_startup", results, report, stamp_json=False)
+    print(report)
 
 
 if __name__ == "__main__":

@@ -5,35 +5,31 @@ of their tables (`_BAK`, `_YYYYMM`, `BAK_` prefix, `_OLD`, `_TMP`; same columns,
 the sample ERP database. Rate: schema-only and profiled analysis of those databases, and schema-only analysis of a
 synthetic database of 1,000 tables.
 
-Run:  python bench/copy_detection.py   (writes bench/results/copy_detection.json and .md)
+Run:  python -m bench.copy_detection   (writes bench/results/copy_detection.json and .md)
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 import random
 import shutil
 import sqlite3
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from bench.bench_data import SPIDER
+from bench.harness import Timer, current_run, md_table, program, write_results
+from catalog.analysis import AnalysisOptions, analyze_source
+from catalog.registration import add_source
+from catalog.sample_erp import build_sqlite
+from core.config.settings import Settings
+from core.store import migrate
+from core.store.database import Store, open_store
+from core.store.repositories import catalog as catalog_repo
+from core.store.repositories import sources as source_repo
 
-from catalog.analysis import AnalysisOptions, analyze_source  # noqa: E402
-from catalog.registration import add_source  # noqa: E402
-from catalog.sample_erp import build_sqlite  # noqa: E402
-from core.config.settings import Settings  # noqa: E402
-from core.store import migrate  # noqa: E402
-from core.store.database import Store, open_store  # noqa: E402
-from core.store.repositories import catalog as catalog_repo  # noqa: E402
-from core.store.repositories import sources as source_repo  # noqa: E402
-
-SPIDER = REPO.parent / "shared" / "bench" / "spider" / "database"
-RESULTS = REPO / "bench" / "results"
 PATTERNS = ("{}_BAK", "{}_202312", "BAK_{}", "{}_OLD", "{}_TMP")
 SEED = 7
 
@@ -86,6 +82,8 @@ def judged(store: Store, name: str) -> dict[str, str | None]:
 
 
 def main() -> int:
+    current_run()
+    argparse.ArgumentParser(prog=program(), description=__doc__.split("\n\n")[0]).parse_args()
     rng = random.Random(SEED)
     work = Path(tempfile.mkdtemp(prefix="ts-bench-copy-"))
     settings, store = installation(work / "home")
@@ -109,14 +107,11 @@ def main() -> int:
     true_positive = false_positive = false_negative = 0
     errors: list[dict[str, Any]] = []
     for name in paths:
-        start = time.perf_counter()
-        report = analyze_source(settings, store, name, AnalysisOptions(profile=False, full=True))
-        timings["schema_only"]["seconds"] += time.perf_counter() - start
-        timings["schema_only"]["tables"] += report.tables
-        start = time.perf_counter()
-        report = analyze_source(settings, store, name, AnalysisOptions(profile=True, full=True))
-        timings["profiled"]["seconds"] += time.perf_counter() - start
-        timings["profiled"]["tables"] += report.tables
+        for kind, profile in (("schema_only", False), ("profiled", True)):
+            with Timer() as analysis:
+                report = analyze_source(settings, store, name, AnalysisOptions(profile=profile, full=True))
+            timings[kind]["seconds"] += analysis.seconds
+            timings[kind]["tables"] += report.tables
         got = judged(store, name)
         for table, live in got.items():
             want = expected[name].get(table)
@@ -132,9 +127,9 @@ def main() -> int:
     wide = work / "wide.sqlite"
     synthetic_wide_database(wide, 1000)
     settings = register(settings, store, "wide", wide)
-    start = time.perf_counter()
-    wide_report = analyze_source(settings, store, "wide", AnalysisOptions(profile=False, full=True))
-    wide_seconds = time.perf_counter() - start
+    with Timer() as wide_analysis:
+        wide_report = analyze_source(settings, store, "wide", AnalysisOptions(profile=False, full=True))
+    wide_seconds = wide_analysis.seconds
     store.close()
     shutil.rmtree(work, ignore_errors=True)
 
@@ -156,20 +151,19 @@ def main() -> int:
         "wide_tables_analysed": wide_report.tables,
         "targets": {"precision": 0.99, "recall": 0.95, "wide_1000_tables_schema_only_seconds": 60},
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "copy_detection.json").write_text(json.dumps(result, indent=2) + "\n")
     rate: dict[str, Any] = result["rate_tables_per_second"]  # type: ignore[assignment]
-    (RESULTS / "copy_detection.md").write_text(
-        "| metric | value | target |\n|---|---|---|\n"
-        f"| databases (Spider dev + sample ERP) | {result['databases']} | |\n"
-        f"| injected copies | {result['injected_copies']} | |\n"
-        f"| copy_of precision | {result['precision']:.4f} | ≥ 0.99 |\n"
-        f"| copy_of recall | {result['recall']:.4f} | ≥ 0.95 |\n"
-        f"| schema-only rate (tables/s) | {rate['schema_only']} | |\n"
-        f"| profiled rate (tables/s) | {rate['profiled']} | |\n"
-        f"| 1,000 tables schema-only (s) | {result['wide_1000_tables_schema_only_seconds']} | < 60 |\n"
-    )
-    print((RESULTS / "copy_detection.md").read_text())
+    rows = [
+        ("databases (Spider dev + sample ERP)", result["databases"], ""),
+        ("injected copies", result["injected_copies"], ""),
+        ("copy_of precision", f"{result['precision']:.4f}", "≥ 0.99"),
+        ("copy_of recall", f"{result['recall']:.4f}", "≥ 0.95"),
+        ("schema-only rate (tables/s)", rate["schema_only"], ""),
+        ("profiled rate (tables/s)", rate["profiled"], ""),
+        ("1,000 tables schema-only (s)", result["wide_1000_tables_schema_only_seconds"], "< 60"),
+    ]
+    markdown = "\n".join(md_table(("metric", "value", "target"), rows)) + "\n"
+    write_results("copy_detection", result, markdown)
+    print(markdown)
     return 0
 
 

@@ -5,7 +5,7 @@ A real Celery worker (threads pool) on a private Redis, the embedded metadata st
 fake Slack Web API (the worker's real slack_sdk client posts to it) and a scripted Anthropic-compatible model that
 answers at once. The cold turn is sent as soon as the worker logs that it is ready.
 
-Run:  python bench/first_status.py [--warm 5]   (writes bench/results/first_status.json)
+Run:  python -m bench.first_status [--warm 5]   (writes bench/results/first_status.json)
 """
 
 from __future__ import annotations
@@ -21,19 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "bench")]
+from celery import Celery
 
-from celery import Celery  # noqa: E402
-from turn_overhead import build_installation  # noqa: E402
-
-from core.store.database import open_store  # noqa: E402
-from core.store.repositories import turns as turn_repo  # noqa: E402
-from tests.fakes.model_server import FakeAnthropicServer, Say  # noqa: E402
-from tests.fakes.slack_server import FakeSlack  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
+from bench.harness import REPO, Timer, current_run, program, write_results
+from bench.turn_overhead import build_installation
+from core.store.database import open_store
+from core.store.repositories import turns as turn_repo
+from tests.fakes.model_server import FakeAnthropicServer, Say
+from tests.fakes.slack_server import FakeSlack
+from tests.redis_server import RedisServer
 
 
 def start_worker(home: Path, redis_url: str, model: FakeAnthropicServer, slack: FakeSlack, log: Path) -> Any:
@@ -75,7 +71,10 @@ def ask(store: Any, client: Celery, slack: FakeSlack, n: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    current_run()
+    parser = argparse.ArgumentParser(
+        prog=program(), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--warm", type=int, default=5, help="warm turns after the cold one")
     args = parser.parse_args()
     redis = RedisServer()
@@ -86,7 +85,7 @@ def main() -> None:
         model = FakeAnthropicServer().start()
         model.script(lambda _exchange: Say("42 orders."))
         log = home / "worker.log"
-        started = time.perf_counter()
+        worker_start = Timer()
         worker = start_worker(home, redis.url, model, slack, log)
         client = Celery("bench", broker=redis.url)
         store = open_store(settings)
@@ -95,7 +94,7 @@ def main() -> None:
                 if worker.poll() is not None:
                     raise SystemExit(log.read_text(errors="replace")[-3000:])
                 time.sleep(0.05)
-            worker_start_s = time.perf_counter() - started
+            worker_start_s = worker_start.elapsed
             cold = ask(store, client, slack, 0)
             warm = [ask(store, client, slack, n) for n in range(1, args.warm + 1)]
         finally:
@@ -113,8 +112,7 @@ def main() -> None:
         "warm_median_s": round(statistics.median(warm), 3),
         "cpu_count": os.cpu_count(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "first_status.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_results("first_status", report)
     print(json.dumps(report, indent=2))
 
 

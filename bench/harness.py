@@ -31,7 +31,8 @@ RESULTS = REPO / "bench" / "results"
 
 
 class Timer:
-    """Wall time of a block: `with Timer() as t: ...`, then `t.seconds`; `t.elapsed` while it runs."""
+    """Wall time of a block: `with Timer() as t: ...`, then `t.seconds`. `t.elapsed`: the seconds since it was made
+    (or its block began), while it runs."""
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
@@ -159,11 +160,16 @@ def machine_note() -> dict[str, Any]:
 # ---- the run and its results --------------------------------------------------------------------------------------
 
 
-def command_line() -> str:
-    """How this process was started, as `python -m bench.NAME ARGS` when it runs as a module."""
+def program() -> str:
+    """How this program is named on the command line: `python -m bench.NAME` when it runs as a module (the
+    `prog` of the benchmarks' argument parsers)."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    program = f"python -m {spec.name}" if spec is not None and spec.name else f"python {sys.argv[0]}"
-    return " ".join([program, *(shlex.quote(a) for a in sys.argv[1:])])
+    return f"python -m {spec.name}" if spec is not None and spec.name else f"python {sys.argv[0]}"
+
+
+def command_line() -> str:
+    """How this process was started: the program and its arguments."""
+    return " ".join([program(), *(shlex.quote(a) for a in sys.argv[1:])])
 
 
 @dataclass
@@ -227,10 +233,12 @@ def current_run() -> Run:
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """A markdown table's lines: `| a | b |`, `|---|---|`, one line a row."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return lines
+    """A markdown table's lines: `| a | b |`, `|---|---|`, one line a row (an empty cell is `| |`)."""
+    return [_md_row(header), "|" + "---|" * len(header), *(_md_row(row) for row in rows)]
+
+
+def _md_row(cells: Sequence[object]) -> str:
+    return "|" + "|".join(f" {cell} " if str(cell) else " " for cell in cells) + "|"
 
 
 def write_results(

@@ -9,7 +9,7 @@ measures, from the stored timestamps of every turn:
 - time outside the model: the turn's wall time minus its model calls' fixed latency;
 - turns per second.
 
-Run:  python bench/turn_overhead.py [--latency 0.2 1.0] [--turns 48] [--results NAME]
+Run:  python -m bench.turn_overhead [--latency 0.2 1.0] [--turns 48] [--results NAME]
 (writes bench/results/turn_overhead.json and .md, or NAME.json and .md)
 Needs Redis on 127.0.0.1:6379 (database 12 is flushed).
 """
@@ -27,25 +27,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+import redis
+from celery import Celery
+from sqlalchemy import select
 
-import redis  # noqa: E402
-from celery import Celery  # noqa: E402
-from sqlalchemy import select  # noqa: E402
+from bench.harness import REPO, Timer, current_run, md_table, p50_p95, program, write_results
+from catalog.analysis import AnalysisOptions
+from catalog.registration import add_source
+from catalog.sample_erp import build_sqlite
+from core.config.settings import Settings
+from core.store import migrate
+from core.store.database import open_store
+from core.store.models import Turn
+from core.store.repositories import turns as turn_repo
+from tests.fakes.model_server import Call, Exchange, FakeAnthropicServer, Say, Step
+from workers.catalog_refresh import refresh_source
 
-from catalog.analysis import AnalysisOptions  # noqa: E402
-from catalog.registration import add_source  # noqa: E402
-from catalog.sample_erp import build_sqlite  # noqa: E402
-from core.config.settings import Settings  # noqa: E402
-from core.store import migrate  # noqa: E402
-from core.store.database import open_store  # noqa: E402
-from core.store.models import Turn  # noqa: E402
-from core.store.repositories import turns as turn_repo  # noqa: E402
-from tests.fakes.model_server import Call, Exchange, FakeAnthropicServer, Say, Step  # noqa: E402
-from workers.catalog_refresh import refresh_source  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
 REDIS_URL = "redis://127.0.0.1:6379/12"
 SQL = "SELECT COUNT(*) FROM ORD_MST WHERE ORD_DT >= '2024-01-01' AND ORD_DT < '2025-01-01'"
 MODEL_CALLS = 4
@@ -59,11 +56,6 @@ def script(exchange: Exchange) -> Step:
     if exchange.round == 3:
         return Call("run_sql", {"database": "erp", "sql": SQL})
     return Say("done: " + exchange.tool_results.get("run_sql", "").splitlines()[-1])
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def build_installation(home: Path) -> Settings:
@@ -149,16 +141,10 @@ def measure(settings: Settings, ids: list[int], latency: float) -> dict[str, Any
     return {
         "turns": len(ids),
         "statuses": statuses,
-        "queue_to_first_model_call_ms": {
-            "p50": round(percentile(queue, 0.5), 1),
-            "p95": round(percentile(queue, 0.95), 1),
-        },
-        "queue_to_claim_ms": {"p50": round(percentile(to_claim, 0.5), 1), "p95": round(percentile(to_claim, 0.95), 1)},
-        "claim_to_first_model_call_ms": {
-            "p50": round(percentile(to_call, 0.5), 1),
-            "p95": round(percentile(to_call, 0.95), 1),
-        },
-        "outside_model_ms": {"p50": round(percentile(outside, 0.5), 1), "p95": round(percentile(outside, 0.95), 1)},
+        "queue_to_first_model_call_ms": p50_p95(queue),
+        "queue_to_claim_ms": p50_p95(to_claim),
+        "claim_to_first_model_call_ms": p50_p95(to_call),
+        "outside_model_ms": p50_p95(outside),
         "turns_per_second": round(len(ids) / span, 2),
         "mean_queue_ms": round(statistics.fmean(queue), 1),
     }
@@ -252,7 +238,10 @@ def profile(settings: Settings, turns: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    current_run()
+    parser = argparse.ArgumentParser(
+        prog=program(), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
         "--latency", type=float, nargs="+", default=[0.2, 1.0], help="seconds per model call (fixed), one run each"
     )
@@ -268,9 +257,9 @@ def main() -> None:
     runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="ts-turn-bench-") as tmp:
         home = Path(tmp)
-        started = time.perf_counter()
-        settings = build_installation(home)
-        print(f"sample analysed and indexed in {time.perf_counter() - started:.1f} s", flush=True)
+        with Timer() as setup:
+            settings = build_installation(home)
+        print(f"sample analysed and indexed in {setup.seconds:.1f} s", flush=True)
         phases = profile(settings, args.profile_turns)
         print(json.dumps(phases, indent=2), flush=True)
         server = FakeAnthropicServer().start()
@@ -305,8 +294,13 @@ def main() -> None:
         "note": args.note,
         "store_statements_and_cpu_per_phase": phases,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.results}.json").write_text(json.dumps(report, indent=2) + "\n")
+    markdown = render(report, args.profile_turns)
+    write_results(args.results, report, markdown)
+    print(markdown)
+
+
+def render(report: dict[str, Any], profile_turns: int) -> str:
+    runs: dict[str, dict[str, Any]] = report["by_model_latency_s"]
     lines = [
         "# Turn overhead outside model time",
         "",
@@ -314,43 +308,49 @@ def main() -> None:
         f"host ({os.cpu_count()} CPUs), closed loop (N users each asking again when answered); "
         "target queue → first model call p95 ≤ 150 ms.",
         "",
-        "| model latency | concurrent turns | turns | queue→first model call p50 / p95 ms "
-        "| outside model p50 / p95 ms | turns/s |",
-        "|---|---|---|---|---|---|",
     ]
-    if args.note:
-        lines[2:2] = ["", args.note]
+    if report["note"]:
+        lines[2:2] = ["", report["note"]]
+    overhead = []
     for latency, results in runs.items():
         for name, row in results.items():
             q, o = row["queue_to_first_model_call_ms"], row["outside_model_ms"]
-            figures = f"{q['p50']} / {q['p95']} | {o['p50']} / {o['p95']} | {row['turns_per_second']}"
-            lines.append(f"| {float(latency) * 1000:.0f} ms | {name} | {row['turns']} | {figures} |")
+            overhead.append(
+                [
+                    f"{float(latency) * 1000:.0f} ms",
+                    name,
+                    row["turns"],
+                    f"{q['p50']} / {q['p95']}",
+                    f"{o['p50']} / {o['p95']}",
+                    row["turns_per_second"],
+                ]
+            )
+    header = ["model latency", "concurrent turns", "turns", "queue→first model call p50 / p95 ms"]
+    lines += md_table([*header, "outside model p50 / p95 ms", "turns/s"], overhead)
     lines += [
         "",
         "Queue → first model call split at the claim (p50 / p95 ms): until a worker thread claims the turn, then "
         "reading what the first model call needs.",
         "",
-        "| model latency | concurrent turns | queue → claim | claim → first model call |",
-        "|---|---|---|---|",
     ]
+    split = []
     for latency, results in runs.items():
         for name, row in results.items():
             a, b = row["queue_to_claim_ms"], row["claim_to_first_model_call_ms"]
-            lines.append(
-                f"| {float(latency) * 1000:.0f} ms | {name} | {a['p50']} / {a['p95']} | {b['p50']} / {b['p95']} |"
+            split.append(
+                [f"{float(latency) * 1000:.0f} ms", name, f"{a['p50']} / {a['p95']}", f"{b['p50']} / {b['p95']}"]
             )
+    lines += md_table(["model latency", "concurrent turns", "queue → claim", "claim → first model call"], split)
     lines += [
         "",
-        f"Store statements (each one round trip) and CPU of the turn's thread, {args.profile_turns} turns one at a "
+        f"Store statements (each one round trip) and CPU of the turn's thread, {profile_turns} turns one at a "
         "time in one process (transaction BEGIN/COMMIT and the pool's connection check come on top):",
         "",
-        "| phase | statements | CPU p50 ms |",
-        "|---|---|---|",
     ]
-    for name, row in phases.items():
-        lines.append(f"| {name} | {row['statements']} | {row['cpu_ms_p50']} |")
-    (RESULTS / f"{args.results}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    phases = report["store_statements_and_cpu_per_phase"]
+    rows = [[name, row["statements"], row["cpu_ms_p50"]] for name, row in phases.items()]
+    lines += md_table(["phase", "statements", "CPU p50 ms"], rows)
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
