@@ -13,45 +13,48 @@ an evaluated question's is not approved either.
 
 Answer accuracy with the local model is not measured here: BIRD's databases ship as schemas only in the shared
 benchmark data (no rows), so no answer can be checked, and the local 1.5B model takes about 70 s a question on this
-machine's two cores (see bench/local_model_accuracy.py for answer accuracy on the sample databases).
+machine's two cores (see bench.local_model_accuracy for answer accuracy on the sample databases).
 
-Run:  python bench/verified_examples.py   (writes bench/results/verified_examples.json and .md)
+Run:  python -m bench.verified_examples   (writes bench/results/verified_examples.json and .md)
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+import sqlglot
+from sqlglot import exp
 
-import sqlglot  # noqa: E402
-from bench_data import SHARED, Question, build_bird, questions  # noqa: E402
-from retrieval import HYBRID, CachedEmbedder, Installation, capped_recall, gold_of, install, service_ranking  # noqa: E402
-from sqlglot import exp  # noqa: E402
+from bench.bench_data import SHARED, Question, build_bird, questions
+from bench.harness import commit, current_run, md_table, program, uncommitted, write_results
+from bench.retrieval_search import (
+    HYBRID,
+    CachedEmbedder,
+    Installation,
+    capped_recall,
+    gold_of,
+    install,
+    service_ranking,
+)
+from core.access.permissions import Principal
+from core.store.embedded import start_embedded
+from core.store.repositories import catalog as catalog_repo
+from core.store.repositories import feedback as feedback_repo
+from core.store.repositories import sources as source_repo
+from search.encoders import BiEncoderReranker, SentenceEmbedder
+from search.examples import examples_for
+from search.service import Encoders
 
-from core.access.permissions import Principal  # noqa: E402
-from core.store.embedded import start_embedded  # noqa: E402
-from core.store.repositories import catalog as catalog_repo  # noqa: E402
-from core.store.repositories import feedback as feedback_repo  # noqa: E402
-from core.store.repositories import sources as source_repo  # noqa: E402
-from search.encoders import BiEncoderReranker, SentenceEmbedder  # noqa: E402
-from search.examples import examples_for  # noqa: E402
-from search.service import Encoders  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
 NAME = "verified_examples"
 KS = (5, 10)
 EXAMPLE_HALF, EVALUATED_HALF = 0, 1
@@ -169,24 +172,19 @@ def markdown(results: dict[str, Any]) -> str:
         f"bench/retrieval.py. Run {results['run_at']} at commit {results['commit']}{results['tree']}, "
         f"{results['minutes']} min{results['machine']}.",
         "",
-        "| mode | CR@5 without | CR@5 with examples | CR@10 without | CR@10 with examples |",
-        "|---|---|---|---|---|",
     ]
+    modes = []
     for mode in ("per_database", "pooled"):
         a, b = data[mode]["without"], data[mode]["with"]
-        lines.append(
-            f"| {mode.replace('_', ' ')} | {a['CR@5']:.3f} | {b['CR@5']:.3f} | {a['CR@10']:.3f} | {b['CR@10']:.3f} |"
-        )
-    lines += [
-        "",
-        "CR@5 per BIRD database (pooled search: every BIRD table registered, nothing pinned):",
-        "",
-        "| database | questions | CR@5 without | CR@5 with examples |",
-        "|---|---|---|---|",
+        figures = (f"{r[f'CR@{k}']:.3f}" for k in KS for r in (a, b))
+        modes.append([mode.replace("_", " "), *figures])
+    lines += md_table(["mode", "CR@5 without", "CR@5 with examples", "CR@10 without", "CR@10 with examples"], modes)
+    lines += ["", "CR@5 per BIRD database (pooled search: every BIRD table registered, nothing pinned):", ""]
+    databases = [
+        [db, without["questions"], f"{without['CR@5']:.3f}", f"{data['pooled']['per_db_with'][db]['CR@5']:.3f}"]
+        for db, without in data["pooled"]["per_db_without"].items()
     ]
-    for db, without in data["pooled"]["per_db_without"].items():
-        with_ = data["pooled"]["per_db_with"][db]
-        lines.append(f"| {db} | {without['questions']} | {without['CR@5']:.3f} | {with_['CR@5']:.3f} |")
+    lines += md_table(["database", "questions", "CR@5 without", "CR@5 with examples"], databases)
     reach = data["reach"]
     counts = data["examples"]
     lines += [
@@ -206,13 +204,9 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _git(*args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
-    return done.stdout.strip()
-
-
 def main() -> int:
-    started = time.perf_counter()
+    run = current_run()
+    argparse.ArgumentParser(prog=program(), description=__doc__.split("\n\n")[0]).parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-examples-"))
     server = start_embedded(work / "pgdata")
     embedder = CachedEmbedder(SentenceEmbedder())
@@ -235,22 +229,20 @@ def main() -> int:
         inst.store.close()
     finally:
         server.stop()
-    busy = os.getloadavg()[0]
-    commit = _git("rev-parse", "--short", "HEAD")
-    changed = _git("status", "--porcelain", "--", "search", "core", "catalog")
+    busy, cores = os.getloadavg()[0], run.machine.cpus
+    changed = uncommitted("search", "core", "catalog")
     results = {
         "model": embedder.name,
-        "commit": commit,
+        "commit": commit(),
         "tree": " with uncommitted changes to search/core/catalog in the working tree" if changed else "",
         "run_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "minutes": round((time.perf_counter() - started) / 60, 1),
-        "machine": f"; a shared 2-core machine, load average {busy:.1f} at the end (figures of quality, not speed)",
+        "minutes": run.minutes,
+        "machine": f"; a shared {cores}-core machine, load average {busy:.1f} at the end "
+        "(figures of quality, not speed)",
         "split": "sha256(str(question_id))[0] & 1; examples from half 0, evaluated on half 1",
         "bird": out,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{NAME}.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / f"{NAME}.md").write_text(markdown(results))
+    write_results(NAME, results, markdown(results))
     print(markdown(results))
     return 0
 
