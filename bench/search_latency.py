@@ -16,207 +16,49 @@ say what the store side costs (chunking, inserts, index upkeep, statistics), and
 sample of real chunks and added to give the projected whole.
 
 Run (writes bench/results/search_latency.json and .md; 100,000 tables go to search_latency_100k.json and .md):
-  python bench/search_latency.py                                   # 10,000 tables, every chunk embedded
-  python bench/search_latency.py --tables 100000 --databases 20 --chunk-vectors words --first-import
-  python bench/search_latency.py --measure-only HOME               # again on a store built earlier (kept in HOME)
+  python -m bench.search_latency                                   # 10,000 tables, every chunk embedded
+  python -m bench.search_latency --tables 100000 --databases 20 --chunk-vectors words --first-import
+  python -m bench.search_latency --measure-only HOME               # again on a store built earlier (kept in HOME)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
-import re
 import resource
 import statistics
 import sys
 import tempfile
 import threading
-import time
-import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+import search.decomposition as decomposition
+from bench.bench_data import SPIDER, questions
+from bench.harness import Timer, current_run, percentile, program, read_results, write_results
+from bench.search_latency_report import render
+from bench.synthetic_catalog import TimedEmbedder, WordMeanEmbedder, add_catalog, encoder_rate
+from core.access.permissions import Principal, RoleGrants
+from core.config.file import Grant
+from core.config.settings import Settings
+from core.store import migrate
+from core.store.database import open_store
+from core.store.models import Source
+from core.store.repositories import search_index
+from search.encoders import BiEncoderReranker, embedder_for
+from search.index_upkeep import IndexUpkeep
+from search.indexing import COMMON_WORD_MIN_CHUNKS, COMMON_WORD_SHARE
+from search.service import Encoders, SearchRequest, search_tables
 
-from bench_data import questions  # noqa: E402
-from sqlalchemy import event, insert, text  # noqa: E402
-from sqlalchemy.engine import Engine  # noqa: E402
-
-import search.decomposition as decomposition  # noqa: E402
-from core.access.permissions import Principal, RoleGrants  # noqa: E402
-from core.config.file import Grant  # noqa: E402
-from core.config.settings import Settings  # noqa: E402
-from core.store import migrate  # noqa: E402
-from core.store.database import open_store  # noqa: E402
-from core.store.models import Source, SourceTable  # noqa: E402
-from core.store.repositories import search_index  # noqa: E402
-from search.chunking import chunks_for  # noqa: E402
-from search.encoders import BiEncoderReranker, embedder_for  # noqa: E402
-from search.index_upkeep import IndexUpkeep  # noqa: E402
-from search.indexing import COMMON_WORD_MIN_CHUNKS, COMMON_WORD_SHARE  # noqa: E402
-from search.service import Encoders, SearchRequest, search_tables  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
-ENTITIES = (
-    "ORD",
-    "CUST",
-    "PRD",
-    "INV",
-    "PAY",
-    "SHIP",
-    "EMP",
-    "DEPT",
-    "STK",
-    "WH",
-    "VND",
-    "PO",
-    "GL",
-    "ACCT",
-    "AR",
-    "AP",
-    "BUDGET",
-    "ASSET",
-    "LEASE",
-    "CONTRACT",
-    "CLAIM",
-    "POLICY",
-    "TICKET",
-    "CAMPAIGN",
-    "LEAD",
-    "STORE",
-)
-KINDS = ("MST", "DTL", "HDR", "HIST", "LOG", "SUM", "MAP", "CFG", "TXN", "SNAP")
-COLUMN_WORDS = (
-    "ID",
-    "NO",
-    "CD",
-    "NM",
-    "DT",
-    "AMT",
-    "QTY",
-    "PRC",
-    "STAT",
-    "TYPE",
-    "RSN",
-    "REG",
-    "UPD",
-    "USE_YN",
-    "DESC",
-    "ADDR",
-    "TEL",
-    "EMAIL",
-    "CITY",
-    "RGN",
-    "GRD",
-    "BAL",
-    "TOT",
-    "CNT",
-    "RATE",
-    "SEQ",
-    "FLAG",
-)
-TYPES = ("VARCHAR(20)", "VARCHAR(100)", "INTEGER", "NUMERIC(14, 2)", "DATE", "DATETIME", "CHAR(1)")
 TARGETS = {
     10_000: {"p50_ms": 30, "p95_ms": 80, "indexing_tables_per_second": 100},
     100_000: {"p95_ms": 150, "indexing_minutes": 20, "worker_rss_mb": 1536},
 }
-ENCODER_SAMPLE_TABLES = 60
-_WORD = re.compile(r"[a-z]+")
-
-
-def synthetic_card(rng: random.Random, database: str, index: int) -> dict[str, Any]:
-    entity = rng.choice(ENTITIES)
-    name = f"{entity}_{rng.choice(KINDS)}_{index:05d}"
-    width = rng.choice((12, 20, 35, 60, 140, 200))
-    columns = [
-        {
-            "name": f"{entity}_ID",
-            "type": "INTEGER",
-            "family": "integer",
-            "nullable": False,
-            "key": "PK",
-            "comment": None,
-        }
-    ]
-    for position in range(1, width):
-        word = f"{rng.choice(ENTITIES)}_{rng.choice(COLUMN_WORDS)}_{position}"
-        columns.append(
-            {"name": word, "type": rng.choice(TYPES), "family": "text", "nullable": True, "key": None, "comment": None}
-        )
-    return {
-        "database": database,
-        "schema": None,
-        "table": name,
-        "kind": "table",
-        "role": "live",
-        "copy_of": None,
-        "purpose": name.replace("_", " ").lower(),
-        "primary_key": [f"{entity}_ID"],
-        "foreign_keys": [],
-        "columns": columns,
-        "watch": {},
-        "joins": [],
-        "row_count": None,
-        "row_count_exact": False,
-    }
-
-
-class TimedEmbedder:
-    """The embedding model, with the time each call took kept (so a search's embedding time is known)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.name = model.name
-        self.seconds = 0.0
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        started = time.perf_counter()
-        try:
-            return self.model.embed(texts)
-        finally:
-            self.seconds += time.perf_counter() - started
-
-
-class WordMeanEmbedder:
-    """Chunk vectors for a simulation: the normalised mean of the model's vectors of the text's words, each distinct
-    word embedded once by the model; a little noise from the text itself keeps two chunks of the same words apart."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.name = f"{model.name} (word means)"
-        self.words: dict[str, int] = {}
-        self.vectors = np.zeros((0, 384), dtype=np.float32)
-        self.model_seconds = 0.0
-
-    def _learn(self, words: set[str]) -> None:
-        new = sorted(w for w in words if w not in self.words)
-        if not new:
-            return
-        started = time.perf_counter()
-        vectors = self.model.embed(new)
-        self.model_seconds += time.perf_counter() - started
-        for word in new:
-            self.words[word] = len(self.words)
-        self.vectors = np.vstack([self.vectors, vectors]) if len(self.vectors) else np.asarray(vectors)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        tokens = [_WORD.findall(t.lower()) or ["table"] for t in texts]
-        self._learn({w for ts in tokens for w in ts})
-        out = np.empty((len(texts), self.vectors.shape[1]), dtype=np.float32)
-        for row, (words, source) in enumerate(zip(tokens, texts, strict=True)):
-            mean = self.vectors[[self.words[w] for w in words]].mean(axis=0)
-            noise = np.random.default_rng(zlib.crc32(source.encode())).standard_normal(mean.shape[0])
-            vector = mean / (np.linalg.norm(mean) or 1.0) + 0.03 * noise / np.sqrt(mean.shape[0])
-            out[row] = vector / np.linalg.norm(vector)
-        return out
 
 
 class Statements:
@@ -239,11 +81,6 @@ class Statements:
             yield
         finally:
             self.counting = False
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def rss_mb() -> float:
@@ -279,37 +116,6 @@ def server_pss_mb(pgdata: Path | None) -> float | None:
     return round(total / 1024, 1)
 
 
-def add_catalog(store: Any, rng: random.Random, database: int, per_db: int, offset: int) -> int:
-    with store.transaction() as session:
-        source = Source(
-            name=f"db{database:02d}", engine="synthetic", url_ref="synthetic", summary=f"synthetic database {database}"
-        )
-        session.add(source)
-        session.flush()
-        rows = []
-        for i in range(per_db):
-            card = synthetic_card(rng, source.name, offset + i)
-            rows.append({"source_id": source.id, "name": card["table"], "card": card, "card_text": card["purpose"]})
-        session.execute(insert(SourceTable), rows)
-        return int(source.id)
-
-
-def encoder_rate(model: Any, rng: random.Random) -> dict[str, float]:
-    """Chunks and tables per second of the real model on the chunks of a sample of synthetic cards."""
-    cards = [synthetic_card(rng, "sample", 900_000 + i) for i in range(ENCODER_SAMPLE_TABLES)]
-    texts = [c.text for card in cards for c in chunks_for(card)]
-    model.embed(texts[:8])
-    started = time.perf_counter()
-    model.embed(texts)
-    seconds = time.perf_counter() - started
-    return {
-        "sample_tables": len(cards),
-        "sample_chunks": len(texts),
-        "chunks_per_second": round(len(texts) / seconds, 1),
-        "tables_per_second": round(len(cards) / seconds, 2),
-    }
-
-
 def store_sizes(store: Any) -> dict[str, float]:
     with store.transaction() as session:
         rows = session.execute(
@@ -331,9 +137,9 @@ def close_run(store: Any, run: IndexUpkeep) -> dict[str, Any]:
         chunks = session.scalar(text("SELECT count(*) FROM search_chunks"))
         workers = session.scalar(text("SHOW max_parallel_maintenance_workers"))
     set_aside = run.suspension is not None
-    started = time.perf_counter()
-    run.close()
-    seconds = time.perf_counter() - started
+    with Timer() as build:
+        run.close()
+    seconds = build.seconds
     print(f"vector index {'built once' if set_aside else 'kept row by row'}: {seconds:.1f} s", flush=True)
     return {
         "chunks": chunks,
@@ -408,11 +214,9 @@ def measure(
             phrases = decomposition.MAX_PHRASES
             decomposition.MAX_PHRASES = signals.get(MAX_PHRASES, phrases)
             try:
-                with statements.counted():
-                    started = time.perf_counter()
-                    with store.transaction() as session:
-                        search_tables(session, principal, request, encoders, None)
-                    total[mode].append((time.perf_counter() - started) * 1000)
+                with statements.counted(), Timer() as search, store.transaction() as session:
+                    search_tables(session, principal, request, encoders, None)
+                total[mode].append(search.seconds * 1000)
             finally:
                 decomposition.MAX_PHRASES = phrases
             embedding[mode].append(timed.seconds * 1000)
@@ -423,18 +227,21 @@ def measure(
         rest = [t - e for t, e in zip(values, embedding[mode], strict=True)]
         latency[mode] = {
             "p50": round(statistics.median(values), 1),
-            "p95": round(percentile(values, 0.95), 1),
+            "p95": round(percentile(values, 0.95, "rank"), 1),
             "embedding_p50": round(statistics.median(embedding[mode]), 1),
-            "embedding_p95": round(percentile(embedding[mode], 0.95), 1),
+            "embedding_p95": round(percentile(embedding[mode], 0.95, "rank"), 1),
             "store_and_ranking_p50": round(statistics.median(rest), 1),
-            "store_and_ranking_p95": round(percentile(rest, 0.95), 1),
+            "store_and_ranking_p95": round(percentile(rest, 0.95, "rank"), 1),
             "statements_per_search": round(statistics.fmean(sent[mode]), 1),
         }
     return latency, search_rss
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run = current_run()
+    parser = argparse.ArgumentParser(
+        prog=program(), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--databases", type=int, default=10)
     parser.add_argument("--queries", type=int, default=200)
@@ -471,12 +278,12 @@ def main() -> int:
     chunks = 0
     previous: dict[str, Any] = {}
     if args.measure_only:
-        previous = json.loads((RESULTS / f"{name}.json").read_text())
+        previous = read_results(name)
         with store.transaction() as session:
             for source in session.query(Source):
                 search_index.set_chunk_count(session, source.id)
             search_index.refresh_common_words(session, COMMON_WORD_SHARE, COMMON_WORD_MIN_CHUNKS)
-    built = time.perf_counter()
+    built = Timer()
     vector_index: dict[str, Any] | None = None
     runs = 0 if args.measure_only else args.databases
     first_run = IndexUpkeep(store) if args.first_import else None
@@ -488,13 +295,13 @@ def main() -> int:
         source_id = add_catalog(store, rng, d, per_db, d * per_db)
         timed.seconds = 0.0
         words_before = chunk_embedder.model_seconds if args.chunk_vectors == "words" else 0.0
-        started = time.perf_counter()
-        if first_run is not None and not last:
-            report = first_run.index(source_id, f"synthetic database {d}", chunk_embedder)
-        else:
-            with IndexUpkeep(store) as own:
-                report = own.index(source_id, f"synthetic database {d}", chunk_embedder)
-        seconds = time.perf_counter() - started  # the commit (and any vector index build) included
+        with Timer() as indexing_run:  # the commit (and any vector index build) included
+            if first_run is not None and not last:
+                report = first_run.index(source_id, f"synthetic database {d}", chunk_embedder)
+            else:
+                with IndexUpkeep(store) as own:
+                    report = own.index(source_id, f"synthetic database {d}", chunk_embedder)
+        seconds = indexing_run.seconds
         indexing_seconds += seconds
         spent = timed.seconds if args.chunk_vectors == "model" else chunk_embedder.model_seconds - words_before
         embedding_seconds += spent
@@ -510,7 +317,7 @@ def main() -> int:
             f"({spent:.1f} s embedding); RSS {rss_mb()} MB",
             flush=True,
         )
-    build_seconds = time.perf_counter() - built
+    build_seconds = built.elapsed
     if not args.measure_only:
         # An installation keeps a second vector per chunk (search.multilingual) in the row: English questions never
         # read it, but it widens the rows an exact scan reads. The first vector stands in for it (same size).
@@ -570,100 +377,15 @@ def main() -> int:
         "store": sizes,
         "vector_index_bulk": vector_index or previous.get("vector_index_bulk"),
         "targets": TARGETS[100_000 if label else 10_000],
-        "cpus": os.cpu_count(),
+        "cpus": run.machine.cpus,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
-    md = render(result)
-    (RESULTS / f"{name}.md").write_text(md)
+    md = render(result, [(key, reads) for key, reads, _, _ in MODES])
+    write_results(name, result, md)
     print(md)
     return 0
 
 
-def render(result: dict[str, Any]) -> str:
-    lat, idx, mem = result["latency_ms"], result["indexing"], result["memory_mb"]
-    big = result["tables"] >= 100_000
-    target = result["targets"]
-    lines = [
-        f"# Search latency at {result['tables']:,} tables",
-        "",
-        f"{result['cpus']} CPU cores; PostgreSQL {result['server']['postgresql']}, pgvector "
-        f"{result['server']['extensions'].get('vector', '?')}; {result['queries']} Spider dev questions; query "
-        "embedding included in the totals (and shown on its own).",
-    ]
-    if result.get("note"):
-        lines += ["", result["note"]]
-    lines += [
-        "",
-        "| metric | value | target |",
-        "|---|---|---|",
-        f"| tables / databases / chunks | {result['tables']:,} / {result['databases']} / {result['chunks']:,} | |",
-    ]
-    for mode, name, _, _ in MODES:
-        if mode not in lat:
-            continue
-        row = lat[mode]
-        p50 = "" if big else f"≤ {target['p50_ms']}"
-        lines += [
-            f"| search p50, {name} (ms) | {row['p50']} | {p50} |",
-            f"| search p95, {name} (ms) | {row['p95']} | ≤ {target['p95_ms']} |",
-            f"| of which question embedding p50 / p95 (ms) | {row['embedding_p50']} / {row['embedding_p95']} | |",
-            f"| of which store and ranking p50 / p95 (ms) | {row['store_and_ranking_p50']} / "
-            f"{row['store_and_ranking_p95']} | |",
-            f"| statements per search | {row['statements_per_search']} | |",
-        ]
-    if idx:
-        if big:
-            minutes = idx.get("projected_seconds_with_encoder", idx["seconds"]) / 60
-            lines.append(
-                f"| indexing, projected with the encoder (min) | {minutes:.1f} | ≤ {target['indexing_minutes']} |"
-            )
-        elif idx.get("projected_seconds_with_encoder"):  # chunk vectors from words: the encoder's time added
-            rate = round(result["tables"] / idx["projected_seconds_with_encoder"], 1)
-            lines.append(
-                f"| indexing, schema-only cards, projected with the encoder (tables/s) | {rate} | "
-                f"≥ {target['indexing_tables_per_second']} |"
-            )
-        else:
-            lines.append(
-                f"| indexing, schema-only cards (tables/s) | {idx['tables_per_second']} | "
-                f"≥ {target['indexing_tables_per_second']} |"
-            )
-        lines += [
-            f"| indexing (chunks/s) | {idx['chunks_per_second']} | |",
-            f"| indexing, store side only (tables/s; s) | {idx['store_side_tables_per_second']}; "
-            f"{idx['store_side_seconds']} | |",
-            f"| indexing, embedding (s; chunk vectors: {idx['chunk_vectors']}) | {idx['embedding_seconds']} | |",
-        ]
-        if idx.get("encoder"):
-            enc = idx["encoder"]
-            lines.append(
-                f"| encoder alone on real chunks (chunks/s; tables/s) | {enc['chunks_per_second']}; "
-                f"{enc['tables_per_second']} | |"
-            )
-    rss_target = f"≤ {target['worker_rss_mb']}" if big else ""
-    lines += [
-        f"| worker peak RSS while indexing (MB) | {mem['worker_peak_rss_indexing']} | {rss_target} |",
-        f"| worker RSS while searching (MB) | {mem['worker_rss_searching']} | {rss_target} |",
-        f"| store server memory, PSS (MB) | {mem['store_server_pss']} | |",
-        f"| search_chunks with indexes and TOAST (MB) | {result['store']['search_chunks_total_mb']} | |",
-    ]
-    bulk = result.get("vector_index_bulk")
-    if bulk:
-        inc = bulk["incremental"]
-        lines += [
-            f"| end of the first run: vector index "
-            f"{'built once' if bulk.get('set_aside', True) else 'kept row by row, checked'} over {bulk['chunks']:,} "
-            f"chunks (s) | {bulk['seconds']} | |",
-            f"| last database indexed with the index kept up to date: chunks; s; ms per chunk | {inc['chunks']:,}; "
-            f"{inc['seconds']}; {inc['ms_per_chunk_all_included']} | |",
-        ]
-    return "\n".join(lines) + "\n"
-
-
 def _spider_ids() -> set[str]:
-    from bench_data import SPIDER
-
     return {p.name for p in SPIDER.iterdir() if (p / f"{p.name}.sqlite").exists()}
 
 
