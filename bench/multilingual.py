@@ -8,44 +8,43 @@ real search service, pooled over erp and billing and pinned to the question's da
 - the multilingual encoder as the only one (`embedding_encoder: use-multilingual`, a multilingual default).
 
 English questions are in Latin script, so as shipped they are searched exactly as by MiniLM alone; the English sets'
-figures for the multilingual-only option come from `python bench/retrieval.py --step 6 --no-constants --encoder
+figures for the multilingual-only option come from `python -m bench.retrieval --step 6 --no-constants --encoder
 use-multilingual --name retrieval_use-multilingual`, set beside the shipped ones of bench/results/retrieval.json.
 Also the cost: seconds to analyse and index the sample ERP, and to make the second vectors after it.
 
-Run:  python bench/multilingual.py   (writes bench/results/multilingual.json and multilingual.md)
+Run:  python -m bench.multilingual   (writes bench/results/multilingual.json and multilingual.md)
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+from sqlalchemy import create_engine, text
 
-from encoders import HYBRID, ErpInstall, korean_questions, machine_note, recall  # noqa: E402
-from sqlalchemy import create_engine, text  # noqa: E402
+from bench.harness import Timer, current_run, machine_note, md_table, program, read_results, write_results
+from bench.korean_erp import ErpInstall, korean_questions, recall
+from bench.retrieval_report import recall_cells
+from bench.retrieval_search import HYBRID
+from catalog.analysis import AnalysisOptions
+from catalog.registration import add_source
+from core.access.permissions import Principal
+from core.config.settings import Settings
+from core.store import migrate
+from core.store.database import Store, open_store
+from core.store.repositories import sources as source_repo
+from search.encoders import BiEncoderReranker, Embedder, make_embedder
+from search.multilingual import index_multilingual
+from search.service import Encoders, SearchRequest, search_tables
+from workers.catalog_refresh import refresh_source
 
-from catalog.analysis import AnalysisOptions  # noqa: E402
-from catalog.registration import add_source  # noqa: E402
-from core.access.permissions import Principal  # noqa: E402
-from core.config.settings import Settings  # noqa: E402
-from core.store import migrate  # noqa: E402
-from core.store.database import Store, open_store  # noqa: E402
-from core.store.repositories import sources as source_repo  # noqa: E402
-from search.encoders import BiEncoderReranker, Embedder, make_embedder  # noqa: E402
-from search.multilingual import index_multilingual  # noqa: E402
-from search.service import Encoders, SearchRequest, search_tables  # noqa: E402
-from workers.catalog_refresh import refresh_source  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
 ENGLISH_SETS = ("Spider dev", "BIRD dev", "FIBEN", "BEAVER-NW")
 SHIPPED = "tablescout (all)"
+KS = (5, 10)
+MODES = ("pooled", "pinned")  # of the Korean questions: every database searched, or the question's own
 WAYS = {
     "shipped": "as shipped: MiniLM, and the multilingual vectors for a question in another script",
     "minilm": "MiniLM alone (multilingual_vectors: false; the build before)",
@@ -67,12 +66,12 @@ def install(erp: ErpInstall, label: str, settings_values: dict[str, Any], embedd
     migrate.upgrade(store.engine)
     for source, path in erp.paths.items():
         add_source(Settings(**values), store, source, f"sqlite:///{path}", [])
-    started = time.perf_counter()
-    for source in erp.paths:
-        report = refresh_source(Settings(**values), store, source, AnalysisOptions(), embedder=embedder)
-        if report.analysis.error:
-            raise RuntimeError(f"{source}: {report.analysis.error}")
-    return store, time.perf_counter() - started
+    with Timer() as indexing:
+        for source in erp.paths:
+            report = refresh_source(Settings(**values), store, source, AnalysisOptions(), embedder=embedder)
+            if report.analysis.error:
+                raise RuntimeError(f"{source}: {report.analysis.error}")
+    return store, indexing.seconds
 
 
 def rankings(store: Store, encoders: Encoders, pooled: bool) -> list[list[tuple[str, str]]]:
@@ -96,11 +95,10 @@ def measure(encoders: Encoders, store: Store) -> dict[str, Any]:
 def english() -> dict[str, Any]:
     """Per-database and pooled CR@5/CR@10 of the shipped search with MiniLM and with the multilingual encoder."""
     out: dict[str, Any] = {}
-    for way, name in (("shipped", "retrieval.json"), ("use", "retrieval_use-multilingual.json")):
-        path = RESULTS / name
-        if not path.exists():
+    for way, name in (("shipped", "retrieval"), ("use", "retrieval_use-multilingual")):
+        sets = read_results(name).get("sets")
+        if not sets:
             continue
-        sets = json.loads(path.read_text())["sets"]
         for title in ENGLISH_SETS:
             if title in sets:
                 data = sets[title]
@@ -111,6 +109,8 @@ def english() -> dict[str, Any]:
 
 
 def main() -> int:
+    current_run()
+    argparse.ArgumentParser(prog=program(), description=__doc__.split("\n\n")[0]).parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-multilingual-"))
     erp = ErpInstall(work)
     results: dict[str, Any] = {"machine": machine_note(), "questions": len(korean_questions()), "korean": {}}
@@ -118,13 +118,13 @@ def main() -> int:
         minilm = make_embedder("minilm-int8", work / "models")
         second = make_embedder("use-multilingual", work / "models")
         store, seconds = install(erp, "minilm", {}, minilm)
-        started = time.perf_counter()
-        with store.transaction() as session:
-            source_ids = [s.id for s in source_repo.all_sources(session)]
-        made = sum(index_multilingual(store, source_id, second) for source_id in source_ids)
+        with Timer() as second_vectors:
+            with store.transaction() as session:
+                source_ids = [s.id for s in source_repo.all_sources(session)]
+            made = sum(index_multilingual(store, source_id, second) for source_id in source_ids)
         results["cost"] = {
             "analyse_and_index_seconds": round(seconds, 2),
-            "second_vectors_seconds": round(time.perf_counter() - started, 2),
+            "second_vectors_seconds": round(second_vectors.seconds, 2),
             "second_vectors": made,
         }
         reranker = BiEncoderReranker(minilm)
@@ -137,9 +137,7 @@ def main() -> int:
     finally:
         erp.stop()
     results["english"] = english()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "multilingual.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "multilingual.md").write_text(markdown(results))
+    write_results("multilingual", results, markdown(results))
     print(markdown(results))
     return 0
 
@@ -153,16 +151,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"{results['questions']} Korean questions about the sample ERP (bench/data/erp_korean.jsonl), real search "
         "service, k = 10.",
         "",
-        "| way | pooled CR@5 | pooled CR@10 | pinned CR@5 | pinned CR@10 |",
-        "|---|---|---|---|---|",
     ]
-    for way, label in WAYS.items():
-        r = results["korean"].get(way)
-        if r:
-            lines.append(
-                f"| {label} | {r['pooled']['CR@5']:.3f} | {r['pooled']['CR@10']:.3f} | "
-                f"{r['pinned']['CR@5']:.3f} | {r['pinned']['CR@10']:.3f} |"
-            )
+    korean = [[label, *recall_cells(r, MODES, KS)] for way, label in WAYS.items() if (r := results["korean"].get(way))]
+    lines += md_table(["way", *(f"{mode} CR@{k}" for mode in MODES for k in KS)], korean)
     cost = results.get("cost")
     if cost:
         lines += [
@@ -176,15 +167,13 @@ def markdown(results: dict[str, Any]) -> str:
             "English sets (bench/results/retrieval.json and retrieval_use-multilingual.json, Spider and BIRD every "
             "6th question): as shipped an English question is searched by MiniLM alone.",
             "",
-            "| set | way | per-db CR@5 | per-db CR@10 | pooled CR@5 | pooled CR@10 |",
-            "|---|---|---|---|---|---|",
         ]
-        for title, ways in results["english"].items():
-            for way, r in ways.items():
-                lines.append(
-                    f"| {title} | {WAYS[way]} | {r['per_database']['CR@5']:.3f} | {r['per_database']['CR@10']:.3f} "
-                    f"| {r['pooled']['CR@5']:.3f} | {r['pooled']['CR@10']:.3f} |"
-                )
+        english = [
+            [title, WAYS[way], *recall_cells(r, ("per_database", "pooled"), KS)]
+            for title, ways in results["english"].items()
+            for way, r in ways.items()
+        ]
+        lines += md_table(["set", "way", *(f"{mode} CR@{k}" for mode in ("per-db", "pooled") for k in KS)], english)
     return "\n".join(lines) + "\n"
 
 

@@ -3,14 +3,20 @@ leaving one set out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.harness import md_table
 from bench.retrieval_search import KS
 
 
+def recall_cells(figures: Mapping[str, Mapping[str, float]], modes: Sequence[str], ks: Sequence[int] = KS) -> list[str]:
+    """CR@k of each mode (`per_database`, `pooled`, ...) to three decimals: every k of the first mode, then the next."""
+    return [f"{figures[mode][f'CR@{k}']:.3f}" for mode in modes for k in ks]
+
+
 def _row(config: str, per_db: dict[str, float], pooled: dict[str, float]) -> list[str]:
-    return [config, *(f"{r[f'CR@{k}']:.3f}" for r in (per_db, pooled) for k in KS)]
+    return [config, *recall_cells({"per_database": per_db, "pooled": pooled}, ("per_database", "pooled"))]
 
 
 def leave_one_out(sets: dict[str, Any], metric: str = "CR@10") -> list[dict[str, Any]]:
