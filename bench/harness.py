@@ -233,12 +233,12 @@ def current_run() -> Run:
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """A markdown table's lines: `| a | b |`, `|---|---|`, one line a row (an empty cell is `| |`)."""
+    """A markdown table's lines: `| a | b |`, `|---|---|`, one line a row."""
     return [_md_row(header), "|" + "---|" * len(header), *(_md_row(row) for row in rows)]
 
 
 def _md_row(cells: Sequence[object]) -> str:
-    return "|" + "|".join(f" {cell} " if str(cell) else " " for cell in cells) + "|"
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
 def write_results(

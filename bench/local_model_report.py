@@ -1,0 +1,136 @@
+"""The local-model benchmark's results: each system's summary per set and half, the markdown tables, and the
+JSON with every attempt (bench/results/local_model_accuracy_<size>.json and .md, or the name given).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict
+from typing import Any
+
+from bench.harness import md_table, write_results
+from bench.local_model_questions import Attempt, Item
+
+NAME = "local_model_accuracy"
+SYSTEMS = ("guided", "examples", "loop", "schema", "allschema")
+LABELS = {
+    "guided": "guided path (one search → compact schema → one SQL, bounded repair)",
+    "examples": "guided path with verified examples (Spider only: the gold SQL of the other hash half approved)",
+    "loop": "tool loop (search → cards → SQL rounds)",
+    "schema": "whole schema in one prompt, one SQL",
+    "allschema": (
+        "Spider only: the schemas of all registered databases in one prompt, the model chooses the database, one SQL "
+        "(the server's prompt cache keeps the schemas after the first question)"
+    ),
+}
+
+
+def summary(attempts: list[Attempt]) -> dict[str, Any]:
+    if not attempts:
+        return {}
+    seconds = [a.seconds for a in attempts]
+    wrong = [a for a in attempts if not a.correct]
+    return {
+        "questions": len(attempts),
+        "correct": sum(a.correct for a in attempts),
+        "accuracy": round(sum(a.correct for a in attempts) / len(attempts), 3),
+        "rounds_per_turn": round(statistics.mean(a.rounds for a in attempts), 2),
+        "model_calls_per_turn": round(statistics.mean(a.model_calls for a in attempts), 2),
+        "input_tokens_per_turn": round(statistics.mean(a.input_tokens for a in attempts)),
+        "seconds_per_turn_mean": round(statistics.mean(seconds), 1),
+        "seconds_per_turn_median": round(statistics.median(seconds), 1),
+        "failing_steps": {s: sum(a.step == s for a in wrong) for s in sorted({a.step for a in wrong})},
+        "joins_taken_out": sum(bool(a.pruned) for a in attempts),
+        "joins_taken_out_correct": sum(bool(a.pruned) and a.correct for a in attempts),
+        "statuses": {s: sum(a.status == s for a in attempts) for s in sorted({a.status for a in attempts})},
+    }
+
+
+def _groups(items: list[Item]) -> list[tuple[str, list[Item]]]:
+    groups = []
+    for name in ("erp", "spider"):
+        of_set = [i for i in items if i.set == name]
+        if not of_set:
+            continue
+        groups.append((name, of_set))
+        if name == "spider":
+            groups += [(f"spider {half}", [i for i in of_set if i.half == half]) for half in ("tune", "held-out")]
+    return groups
+
+
+def write_report(meta: dict[str, Any], items: list[Item], results: dict[str, dict[tuple[str, int], Attempt]]) -> None:
+    """The summaries and every attempt so far, as JSON and as markdown (after every question: a partial run keeps its
+    figures)."""
+    name = meta.get("results") or f"{NAME}_{meta['size']}"
+    tables: dict[str, dict[str, Any]] = {}
+    for group, members in _groups(items):
+        for system in SYSTEMS:
+            done = [results[system][(i.set, i.id)] for i in members if (i.set, i.id) in results.get(system, {})]
+            if done:
+                tables.setdefault(group, {})[system] = summary(done) | {"of": len(members)}
+    per_question = [
+        {"set": i.set, "id": i.id, "half": i.half, "question": i.text, "database": i.database}
+        | {s: asdict(results[s][(i.set, i.id)]) for s in SYSTEMS if (i.set, i.id) in results.get(s, {})}
+        for i in items
+    ]
+    payload = meta | {"summaries": tables, "questions": per_question}
+    write_results(name, payload, markdown(payload), default=str)
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    meta, tables = payload, payload["summaries"]
+    lines = [
+        "# Local model: answer accuracy, guided path vs. tool loop vs. the whole schema in one prompt",
+        "",
+        f"Model {meta['model']} (Q4_K_M GGUF, llama.cpp via xllamacpp, {meta['threads']} CPU threads, "
+        f"{meta['cpus']} cores; {meta.get('note') or 'a machine shared with other work'}), one local model server for "
+        "every system. "
+        f"Sample ERP: {meta['erp_questions']} questions on the erp and billing databases (both registered, nothing "
+        f"pinned). Spider dev: {meta['spider_questions']} questions chosen by a fixed hash of their index, all "
+        f"{meta['spider_databases']} databases with files registered in one installation, nothing pinned; the "
+        "hash also splits them into a tuning half and a held-out half. The whole-schema prompt gets both ERP "
+        "databases, and for Spider the schema of the question's own database (it is told the database); allschema "
+        "gets every Spider schema. Turn "
+        f"deadline {meta['deadline_s']:.0f} s. Run {meta['started']}, {meta['elapsed_min']:.0f} min"
+        + (" (partial: see the counts)." if meta.get("partial") else "."),
+        "",
+        "Correct: ERP, the expected values in the answer or the last SQL's cells; Spider, the last SQL that ran "
+        "on the question's database returned the gold SQL's rows (multisets). Failing step of a wrong answer: "
+        "selection (wrong database, or a gold table not among those the SQL could use), sql (the statement ran or "
+        "failed on the right tables), repair (it failed or found nothing, and the repair did not fix it), ambiguity "
+        "(the answer asked which database), no_sql.",
+        "",
+    ]
+    rows = []
+    for group, systems in tables.items():
+        for system, f in systems.items():
+            steps = ", ".join(f"{k} {v}" for k, v in f["failing_steps"].items()) or "-"
+            figures = (f[k] for k in ("rounds_per_turn", "model_calls_per_turn", "input_tokens_per_turn"))
+            seconds = f"{f['seconds_per_turn_mean']} / {f['seconds_per_turn_median']}"
+            measured = f"{f['questions']}/{f['of']}"
+            rows.append([group, system, measured, f["correct"], f"{f['accuracy']:.0%}", *figures, seconds, steps])
+    header = ["set", "system", "measured", "correct", "accuracy", "rounds", "model calls", "prompt tokens"]
+    lines += md_table([*header, "s per question (mean / median)", "failing steps"], rows)
+    taken = [
+        f"{group} {system}: {f['joins_taken_out']} ({f['joins_taken_out_correct']} of them correct)"
+        for group, systems in tables.items()
+        for system, f in systems.items()
+        if f.get("joins_taken_out")
+    ]
+    if taken:
+        lines += ["", "Joins taken out of the model's statement before it ran (`workers.turns.join_pruning`): "]
+        lines[-1] += "; ".join(taken) + "."
+    lines += ["", "Systems: " + "; ".join(f"{k}: {v}" for k, v in LABELS.items()) + ".", ""]
+    rows = []
+    for row in payload["questions"]:
+        cells = []
+        for system in SYSTEMS:
+            a: dict[str, Any] | None = row.get(system)
+            if a is None:
+                cells.append("")
+                continue
+            mark = "✓" if a["correct"] else f"✗ {a['step']}"
+            cells.append(f"{mark} {a['seconds']}s" + (" (join out)" if a.get("pruned") else ""))
+        rows.append([row["set"], row["id"], row["half"], row["question"], *cells])
+    lines += md_table(["set", "#", "half", "question", *SYSTEMS], rows)
+    return "\n".join(lines) + "\n"
