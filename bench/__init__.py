@@ -4,7 +4,7 @@
 Run one from the repository root, in the project's virtual environment (the `dev` extra installed):
 
     python -m bench.<name> [options]        # e.g. python -m bench.retrieval --step 6
-    python -m bench.<name> --help           # its options (those that take any)
+    python -m bench.<name> --help           # what it measures and its options
 
 The benchmarks:
 
@@ -18,7 +18,17 @@ The benchmarks:
 - `turn_overhead`, `first_status`, `cli_startup`: time a turn spends outside the model, time to the first status
   message, start-up time of light commands.
 
-The others are their parts: `harness` (timing, the machine, the results writer), `bench_data` (the benchmark data
-sets under ../shared/bench), `bm25_baseline`, `synthetic_catalog`, `korean_erp`, `encoder_static` and the `*_report`,
-`*_questions` and `*_search` modules of the larger benchmarks. The package is not part of the installed wheel.
+The other modules are their parts, not run on their own:
+
+- `harness`: timing and percentiles, the machine and commit a run measured, the one writer of `bench/results/`;
+- `bench_data`: the data sets under ../shared/bench (Spider, BIRD, FIBEN, BEAVER-NW) and their gold tables;
+- `bm25_baseline`, `retrieval_search`, `retrieval_report`: the BM25 baseline, a set installed and ranked through the
+  search service, and the retrieval report (verified_examples and multilingual use them too);
+- `encoder_options`, `encoder_static`, `korean_erp`: the encoders compared (the static word-piece one is not a
+  tablescout option), and the Korean questions on the sample ERP;
+- `synthetic_catalog`, `search_latency_report`: the synthetic catalog of schema-only cards, and the latency report;
+- `local_model_questions`, `local_model_setup`, `local_model_report`: the local model's questions and checks, its
+  installations and verified examples, and its report.
+
+The package is not part of the installed wheel (pyproject.toml lists the product's packages only).
 """
