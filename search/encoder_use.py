@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.store.models import EMBEDDING_DIMENSIONS
-from search.encoder_onnx import MANIFEST_NAME, EncoderIntegrityError, cache_root, locked, sha256_of
+from search.encoder_cache import MANIFEST_NAME, EncoderIntegrityError, cache_root, locked, sha256_of
 
 if TYPE_CHECKING:
     from search.encoder_base import Vectors

@@ -13,7 +13,8 @@ import pytest
 from core.config.settings import Settings
 from core.errors import ConfigError
 from search import encoder_onnx, encoder_use
-from search.encoder_onnx import EncoderIntegrityError, OnnxEmbedder, prepare
+from search.encoder_cache import EncoderIntegrityError
+from search.encoder_onnx import OnnxEmbedder, prepare
 from search.encoder_use import UseEmbedder
 from search.encoders import SentenceEmbedder, embedder_for, make_embedder, shared_embedder
 
