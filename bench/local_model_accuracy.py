@@ -85,7 +85,7 @@ def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
     session.thread_id = uuid.uuid4().hex  # a conversation of its own: no history from earlier questions
     started = time.monotonic()
     turn_id = session.submit(item.text)
-    result = session.run(turn_id, lambda _status: None)
+    result = session.run(turn_id, lambda _status: None).to_json()
     seconds = time.monotonic() - started
     with session.store.transaction() as db:
         turn = db.get(Turn, turn_id)

@@ -13,10 +13,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.status import Status
 from rich.syntax import Syntax
 from rich.table import Table
+
+from core.answer.model import Answer, ResultTable
+from core.answer.values import is_numeric
 
 SHOWN_ROWS = 20
 
@@ -45,35 +49,38 @@ class ConsoleView:
     def note(self, text: str) -> None:
         self.console.print(f"[dim]{text}[/]", highlight=False)
 
-    def answer(self, result: dict[str, Any]) -> None:
-        status = result.get("status", "")
-        style = {"answered": "green", "partial": "yellow"}.get(status, "red")
-        panel = Panel(result.get("answer") or "", title=f"answer ({status})", border_style=style)
+    def answer(self, answer: Answer) -> None:
+        style = {"answered": "green", "partial": "yellow"}.get(answer.status, "red")
+        panel = Panel(answer.text, title=f"answer ({answer.status})", border_style=style)
         self.console.print(panel, soft_wrap=False)
-        for run in result.get("sql", []):
-            title = f"SQL on {run['database']}" + (" (failed)" if run.get("error") else "")
-            sql = Syntax(run["sql"], "sql", word_wrap=True)
-            self.console.print(sql, style="dim" if run.get("error") else "", soft_wrap=False)
-            if run.get("error"):
-                self.console.print(f"[red]{title}: {run['error']}[/]", highlight=False)
+        for run in answer.results:
+            title = f"SQL on {run.database}" + (" (failed)" if run.error else "")
+            sql = Syntax(run.sql, "sql", word_wrap=True)
+            self.console.print(sql, style="dim" if run.error else "", soft_wrap=False)
+            if run.error:
+                self.console.print(f"[red]{escape(title)}: {escape(run.error)}[/]", highlight=False)
                 continue
-            self.console.print(self._rows(run, title), soft_wrap=False)
-        if result.get("tables_used"):
-            self.console.print("Tables used: " + ", ".join(result["tables_used"]), highlight=False)
-        if result.get("notes_saved"):
-            self.console.print("Notes saved on: " + ", ".join(result["notes_saved"]), highlight=False)
-        rounds = result.get("rounds")
-        if rounds is not None:
-            self.note(f"{rounds} round(s)")
+            self.console.print(self.rows(run, title), soft_wrap=False)
+        if answer.tables_used:
+            self.console.print("Tables used: " + ", ".join(answer.tables_used), highlight=False, markup=False)
+        for warning in answer.warnings:
+            self.console.print(f"[yellow]{escape(warning)}[/]", highlight=False)
+        if answer.notes_saved:
+            self.console.print("Notes saved on: " + ", ".join(answer.notes_saved), highlight=False, markup=False)
+        self.note(f"{answer.rounds} round(s)")
 
-    def _rows(self, run: dict[str, Any], title: str) -> Table:
-        table = Table(*[str(c) for c in run.get("columns", [])], title=title, title_justify="left")
-        rows = run.get("rows", [])
-        for row in rows[:SHOWN_ROWS]:
-            table.add_row(*["" if v is None else str(v) for v in row])
-        more = len(rows) - SHOWN_ROWS
-        if more > 0 or run.get("truncated"):
-            table.caption = f"{len(rows)} rows fetched" + (", more exist (truncated)" if run.get("truncated") else "")
+    @staticmethod
+    def rows(run: ResultTable, title: str) -> Table:
+        """A result as a console table; each cell as it reads on every surface (`core.answer.values`)."""
+        numeric = [is_numeric(kind) for kind in run.column_kinds()]
+        table = Table(title=title, title_justify="left")
+        for column, right in zip(run.columns, numeric, strict=False):
+            table.add_column(str(column), justify="right" if right else "left")
+        for row in run.cells()[:SHOWN_ROWS]:
+            table.add_row(*row)
+        more = len(run.rows) - SHOWN_ROWS
+        if more > 0 or run.truncated:
+            table.caption = f"{len(run.rows)} rows fetched" + (", more exist (truncated)" if run.truncated else "")
         return table
 
     def candidates(self, searched: str, candidates: list[dict[str, Any]], denied: list[str]) -> None:

@@ -28,6 +28,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from bot.outbound import DeliveryFailed, Destination, OpenStream, Outbound, Outbounds
+from core.answer.model import Answer
 from core.store.database import Store
 from core.store.models import Conversation, OutboxMessage, Turn
 from core.store.repositories.turns import CHAT_PLATFORMS, now
@@ -154,7 +155,9 @@ def deliver_answer(store: Store, outbounds: Outbounds, turn_id: int) -> Delivery
         row.updated_at = now()
         try:
             created = (lambda ts: _record_status(store, turn_id, ts, "answer stream")) if to.assistant else None
-            message_id = outbounds.for_platform(to.platform).post_answer(to, target, row.payload, created, open_stream)
+            message_id = outbounds.for_platform(to.platform).post_answer(
+                to, target, Answer.from_stored(row.payload), created, open_stream
+            )
         except DeliveryFailed as exc:
             row.message_id = exc.message_id or row.message_id
             return _attempt_failed(row, turn_id, str(exc), final=exc.final)

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, StreamTo
 from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
+from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError
 
@@ -82,7 +83,7 @@ class Outbound(Protocol):
         self,
         to: Destination,
         message_id: str | None,
-        payload: Mapping[str, Any],
+        answer: Answer,
         created: Created | None = None,
         open_stream: OpenStream | None = None,
     ) -> str: ...
@@ -124,7 +125,7 @@ class SlackOutbound:
         self,
         to: Destination,
         message_id: str | None,
-        payload: Mapping[str, Any],
+        answer: Answer,
         created: Created | None = None,
         open_stream: OpenStream | None = None,
     ) -> str:
@@ -132,7 +133,7 @@ class SlackOutbound:
         if to.assistant and to.thread_id:
             stream = _stream_to(to, created, open_stream)
         with _slack_failures():
-            return self.poster.post_answer(to.channel_id, to.thread_id or None, message_id, dict(payload), stream)
+            return self.poster.post_answer(to.channel_id, to.thread_id or None, message_id, answer, stream)
 
     def post_text(self, to: Destination, text: str) -> str:
         with _slack_failures():
@@ -189,11 +190,11 @@ class TeamsOutbound:
         self,
         to: Destination,
         message_id: str | None,
-        payload: Mapping[str, Any],
+        answer: Answer,
         created: Created | None = None,
         open_stream: OpenStream | None = None,
     ) -> str:
-        return str(self._run(self.poster.post_answer(_reference(to), message_id, payload)))
+        return str(self._run(self.poster.post_answer(_reference(to), message_id, answer)))
 
     def post_text(self, to: Destination, text: str) -> str:
         return str(self._run(self.poster.post_text(_reference(to), text)))

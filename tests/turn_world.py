@@ -29,7 +29,8 @@ from tests.fakes.model_server import FakeAnthropicServer, FakeModelServer
 from tests.support import MARIADB_SERVER, default_embedder, isolated_settings
 from workers.catalog_refresh import refresh_source
 from workers.models.registry import provider_from_settings
-from workers.turns.engine import TurnEnvironment, TurnOutcome, run_turn
+from workers.turns.engine import run_turn
+from workers.turns.state import TurnEnvironment, TurnOutcome
 
 ROLES = """\
 roles:

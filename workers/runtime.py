@@ -20,7 +20,7 @@ from search.encoders import BiEncoderReranker, CrossEncoderReranker, Reranker, e
 from search.multilingual import multilingual_for
 from search.service import Encoders
 from workers.models.registry import describe_model_setup, provider_from_settings
-from workers.turns.engine import TurnEnvironment
+from workers.turns.state import TurnEnvironment
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()

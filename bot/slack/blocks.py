@@ -7,10 +7,8 @@ fallback for notifications (the answer without its Markdown).
 Pure: no SDK, no I/O. Slack's limits hold for every message rendered here: a section's text is at most 3000
 characters, a message has at most 50 blocks, and whatever is cut says so.
 
-The answer payload is the outbox "answer" payload the turn engine writes:
-`{"status", "answer", "rounds", "tables_used": ["db.TABLE"], "sql": [{"database", "sql", "columns", "rows",
-"truncated", "error"}], "notes_saved": ["db.TABLE"]}`, optionally with `"copies_used": ["db.TABLE_BAK"]` naming
-tables among those used that are copies of a live table, used on purpose.
+What is rendered is the turn's `core.answer.model.Answer`, as the turn engine queued it; each result cell reads as
+on every surface (`core.answer.values`).
 """
 
 from __future__ import annotations
@@ -26,14 +24,11 @@ from bot.slack.results import (
     NATIVE_COLUMNS,
     TABLE_COLUMNS,
     TABLE_ROWS,
-    cell_text,
-    is_number,
     native_rows_shown,
     native_table_run,
     needs_file,
-    number_text,
-    succeeded,
 )
+from core.answer.model import Answer, ResultTable
 
 SECTION_LIMIT = 3000  # characters of mrkdwn in one section or context element
 MAX_BLOCKS = 50  # blocks in one message
@@ -187,14 +182,15 @@ def text_message(text: str) -> SlackMessage:
 # --- answer ---------------------------------------------------------------------------------------------------------
 
 
-def result_table(columns: list[Any], rows: list[list[Any]]) -> str:
+def result_table(run: ResultTable) -> str:
     """The first `TABLE_ROWS` rows and `TABLE_COLUMNS` columns, aligned for a monospace font (numbers right)."""
-    shown_columns = [str(c) for c in columns[:TABLE_COLUMNS]]
+    shown_columns = [str(c) for c in run.columns[:TABLE_COLUMNS]]
     width = len(shown_columns)
-    shown_rows = [(list(row[:width]) + [None] * width)[:width] for row in rows[:TABLE_ROWS]]
+    shown_rows = [(list(row[:width]) + [None] * width)[:width] for row in run.rows[:TABLE_ROWS]]
     numeric = _numeric_columns(shown_rows, len(shown_columns))
+    cells = [(row[:width] + [""] * width)[:width] for row in run.cells()[:TABLE_ROWS]]
     header = [_fit_width(c, CELL_WIDTH) for c in shown_columns]
-    body = [[_fit_width(_cell(v, shown_columns[i]), CELL_WIDTH) for i, v in enumerate(row)] for row in shown_rows]
+    body = [[_fit_width(v, CELL_WIDTH) for v in row] for row in cells]
     widths = [max([display_width(header[i])] + [display_width(r[i]) for r in body]) for i in range(len(header))]
     lines = [
         "  ".join(_pad(h, widths[i], numeric[i]) for i, h in enumerate(header)).rstrip(),
@@ -204,26 +200,27 @@ def result_table(columns: list[Any], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _numeric_columns(rows: list[list[Any]], width: int) -> list[bool]:
     """Per column: every non-NULL value is a number, and there is at least one."""
     return [
-        all(is_number(r[i]) for r in rows if r[i] is not None) and any(r[i] is not None for r in rows)
+        all(_is_number(r[i]) for r in rows if r[i] is not None) and any(r[i] is not None for r in rows)
         for i in range(width)
     ]
 
 
-def _cell(value: Any, column: str) -> str:
-    return number_text(value, column) if is_number(value) else cell_text(value)
-
-
-def native_table(columns: list[Any], rows: list[list[Any]]) -> dict[str, Any]:
+def native_table(run: ResultTable) -> dict[str, Any]:
     """A Block Kit `table` block: a header row, then up to `native_rows_shown` rows and `NATIVE_COLUMNS` columns;
-    number columns right-aligned, numbers with thousands separators. Cells are raw text, so nothing in them is
+    number columns right-aligned, each cell as its column's kind reads. Cells are raw text, so nothing in them is
     read as a mention or link."""
-    names = [str(c) for c in columns[:NATIVE_COLUMNS]]
+    names = [str(c) for c in run.columns[:NATIVE_COLUMNS]]
     width = len(names)
-    shown = native_rows_shown({"columns": columns, "rows": rows})
-    body = [(list(row[:width]) + [None] * width)[:width] for row in rows[:shown]]
+    shown = native_rows_shown(run)
+    body = [(list(row[:width]) + [None] * width)[:width] for row in run.rows[:shown]]
+    cells = [(row[:width] + [""] * width)[:width] for row in run.cells()[:shown]]
     numeric = _numeric_columns(body, width)
 
     def raw(text: str) -> dict[str, Any]:
@@ -232,15 +229,14 @@ def native_table(columns: list[Any], rows: list[list[Any]]) -> dict[str, Any]:
     return {
         "type": "table",
         "column_settings": [{"align": "right" if numeric[i] else "left", "is_wrapped": True} for i in range(width)],
-        "rows": [[raw(n) for n in names]] + [[raw(_cell(v, names[i])) for i, v in enumerate(r)] for r in body],
+        "rows": [[raw(n) for n in names]] + [[raw(v) for v in row] for row in cells],
     }
 
 
-def _result_note(run: dict[str, Any], native: bool = False) -> str:
-    rows = run.get("rows") or []
-    columns = run.get("columns") or []
+def _result_note(run: ResultTable, native: bool = False) -> str:
+    rows, columns = run.rows, run.columns
     if not rows:
-        return "No rows." if not run.get("truncated") else "No rows were fetched."
+        return "No rows." if not run.truncated else "No rows were fetched."
     parts = []
     row_limit, column_limit = (native_rows_shown(run), NATIVE_COLUMNS) if native else (TABLE_ROWS, TABLE_COLUMNS)
     if len(rows) > row_limit or len(columns) > column_limit:
@@ -250,28 +246,26 @@ def _result_note(run: dict[str, Any], native: bool = False) -> str:
         parts.append(shown + ".")
     else:
         parts.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''}.")
-    if run.get("truncated"):
+    if run.truncated:
         parts.append(f"The result was truncated: more rows exist than the {len(rows)} fetched.")
     if needs_file(run, native=native):
         parts.append("The fetched rows are attached as a CSV file.")
     return " ".join(parts)
 
 
-def _sql_blocks(run: dict[str, Any], native: bool = False) -> list[dict[str, Any]]:
-    database = escape(str(run.get("database") or "?"))
-    failed = not succeeded(run)
+def _sql_blocks(run: ResultTable, native: bool = False) -> list[dict[str, Any]]:
+    database = escape(run.database or "?")
+    failed = not run.succeeded
     title = f"SQL on *{database}*" + (" (failed)" if failed else "") + ":\n"
-    sql = _code(escape(str(run.get("sql") or "").strip()), SECTION_LIMIT - len(title), "SQL")
+    sql = _code(escape(run.sql.strip()), SECTION_LIMIT - len(title), "SQL")
     blocks = [_section(title + sql)]
     if failed:
-        blocks.append(_context(f"Error: {escape(str(run.get('error')))}"))
+        blocks.append(_context(f"Error: {escape(str(run.error))}"))
         return blocks
-    columns = run.get("columns") or []
-    rows = run.get("rows") or []
-    if rows and native:
-        blocks.append(native_table(columns, rows))
-    elif rows:
-        table = escape(result_table(columns, rows))
+    if run.rows and native:
+        blocks.append(native_table(run))
+    elif run.rows:
+        table = escape(result_table(run))
         while len(table) + 2 * len(FENCE) > SECTION_LIMIT and "\n" in table:
             table = table.rsplit("\n", 1)[0]  # wide cells full of escapes: show fewer rows
         blocks.append(_section(f"{FENCE}{table}{FENCE}"))
@@ -287,20 +281,16 @@ def _answer_sections(answer: str) -> list[dict[str, Any]]:
     return [_section(p) for p in pieces]
 
 
-def _footer(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def _footer(answer: Answer) -> list[dict[str, Any]]:
     blocks = []
-    tables = [str(t) for t in payload.get("tables_used") or []]
-    copies = [str(t) for t in payload.get("copies_used") or []]
-    if tables:
-        texts = ["Tables used: " + ", ".join(escape(t) for t in tables)]
-        if copies:
-            names = ", ".join(escape(t) for t in copies)
-            verb = "is a copy" if len(copies) == 1 else "are copies"
-            texts.append(f":warning: {names} {verb} of a live table, used on purpose.")
+    if answer.tables_used:
+        texts = ["Tables used: " + ", ".join(escape(t) for t in answer.tables_used)]
+        texts += [f":warning: {escape(w)}" for w in answer.warnings]
         blocks.append(_context(*texts))
-    notes = [str(t) for t in payload.get("notes_saved") or []]
-    if notes:
-        blocks.append(_context(":memo: Note saved on " + ", ".join(escape(t) for t in notes) + "."))
+    elif answer.warnings:
+        blocks.append(_context(*[f":warning: {escape(w)}" for w in answer.warnings]))
+    if answer.notes_saved:
+        blocks.append(_context(":memo: Note saved on " + ", ".join(escape(t) for t in answer.notes_saved) + "."))
     return blocks
 
 
@@ -328,10 +318,10 @@ def feedback_block() -> dict[str, Any]:
     }
 
 
-def _choose_runs(runs: list[dict[str, Any]], budget: int, native: int | None) -> set[int]:
+def _choose_runs(runs: list[ResultTable], budget: int, native: int | None) -> set[int]:
     """Which SQL runs fit in `budget` blocks: the latest successful ones first, then the latest failed ones."""
-    order = [i for i in reversed(range(len(runs))) if succeeded(runs[i])]
-    order += [i for i in reversed(range(len(runs))) if not succeeded(runs[i])]
+    order = [i for i in reversed(range(len(runs))) if runs[i].succeeded]
+    order += [i for i in reversed(range(len(runs))) if not runs[i].succeeded]
     chosen: set[int] = set()
     for i in order:
         size = len(_sql_blocks(runs[i], i == native))
@@ -341,12 +331,13 @@ def _choose_runs(runs: list[dict[str, Any]], budget: int, native: int | None) ->
     return chosen
 
 
-def answer_blocks(payload: dict[str, Any], *, feedback: bool = True) -> list[dict[str, Any]]:
+def answer_blocks(answer: Answer, *, feedback: bool = True) -> list[dict[str, Any]]:
     """The answer's blocks, at most `MAX_BLOCKS`: answer text, SQL and results (the latest result with rows as the
-    message's one native table), tables used, notes saved, and the feedback buttons unless `feedback` is off."""
-    head = _answer_sections(str(payload.get("answer") or ""))
-    foot = _footer(payload) + ([feedback_block()] if feedback else [])
-    runs = [r for r in payload.get("sql") or [] if isinstance(r, dict)]
+    message's one native table), tables used, warnings, notes saved, and the feedback buttons unless `feedback` is
+    off."""
+    head = _answer_sections(answer.text)
+    foot = _footer(answer) + ([feedback_block()] if feedback else [])
+    runs = answer.results
     native = native_table_run(runs)
     budget = MAX_BLOCKS - len(head) - len(foot)
     total = sum(len(_sql_blocks(r, i == native)) for i, r in enumerate(runs))
@@ -361,18 +352,18 @@ def answer_blocks(payload: dict[str, Any], *, feedback: bool = True) -> list[dic
     return head + middle + foot
 
 
-def answer_text(payload: dict[str, Any]) -> str:
+def answer_text(answer: Answer) -> str:
     """The notification fallback: the answer text without its Markdown (or what the notes confirm), plain and
     short; Slack shows it in notifications and where blocks cannot be shown, which render no formatting."""
-    answer = plain_text(str(payload.get("answer") or "")).strip()
-    if not answer and payload.get("notes_saved"):
-        answer = "Note saved on " + ", ".join(str(t) for t in payload["notes_saved"]) + "."
-    return cut(escape(answer or NO_ANSWER), FALLBACK_LIMIT)
+    text = plain_text(answer.text).strip()
+    if not text and answer.notes_saved:
+        text = "Note saved on " + ", ".join(answer.notes_saved) + "."
+    return cut(escape(text or NO_ANSWER), FALLBACK_LIMIT)
 
 
-def answer_message(payload: dict[str, Any]) -> SlackMessage:
+def answer_message(answer: Answer) -> SlackMessage:
     """The message that replaces the status message once the turn has answered."""
-    return SlackMessage(text=answer_text(payload), blocks=answer_blocks(payload))
+    return SlackMessage(text=answer_text(answer), blocks=answer_blocks(answer))
 
 
 # --- feedback -------------------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from slack_sdk.models.messages.chunk import Chunk, MarkdownTextChunk, PlanUpdate
 
 from bot.slack.blocks import SlackMessage, answer_message, status_message, text_message
 from bot.slack.results import result_files
+from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError
 
@@ -125,10 +126,10 @@ def task_chunk(task: dict[str, str], *, final: bool = False) -> TaskUpdateChunk:
     return TaskUpdateChunk(id=str(task["id"]), title=title, status=status)
 
 
-def plan_title(payload: dict[str, Any], steps: int) -> str:
+def plan_title(answer: Answer, steps: int) -> str:
     """The plan's title once the answer is there."""
     done = f"{steps} step" + ("" if steps == 1 else "s")
-    return f"Answered in {done}" if payload.get("status") == "answered" else f"Stopped after {done}"
+    return f"Answered in {done}" if answer.status == "answered" else f"Stopped after {done}"
 
 
 class SlackReadError(TablescoutError):
@@ -272,14 +273,14 @@ class SlackPoster:
         channel: str,
         thread_ts: str | None,
         status_ts: str | None,
-        payload: dict[str, Any],
+        answer: Answer,
         stream: StreamTo | None = None,
     ) -> str:
         """Show the answer: edit the message `status_ts` when known (the status message, or the answer a failed
         earlier attempt posted), otherwise stream it (`stream`, an assistant thread; continuing `stream.ts` when the
         turn's task updates opened one) or post it in the thread; then upload a CSV of each result too large for the
         message's table. Returns the answer message's ts, which the caller stores."""
-        message = answer_message(payload)
+        message = answer_message(answer)
         ts = None
         if status_ts:
             try:
@@ -289,7 +290,7 @@ class SlackPoster:
                 if exc.error != "message_not_found":  # someone deleted the status message: post the answer anew
                     raise
         if ts is None and stream is not None and thread_ts:
-            ts = self._stream(channel, thread_ts, payload, message, stream)
+            ts = self._stream(channel, thread_ts, answer, message, stream)
         if ts is None:
             ts = self._post(channel, thread_ts, message)
         if stream is not None and stream.ts and thread_ts:
@@ -298,7 +299,7 @@ class SlackPoster:
                 self.set_thread_status(channel, thread_ts, "")
             except SlackDeliveryError as exc:
                 log.info("could not clear the status line of %s: %s", channel, exc)
-        files = result_files(payload)
+        files = result_files(answer)
         if files:
             uploads = [{"content": f.content, "filename": f.filename, "title": f.title} for f in files]
             try:
@@ -310,12 +311,10 @@ class SlackPoster:
                 ) from exc
         return ts
 
-    def _stream(
-        self, channel: str, thread_ts: str, payload: dict[str, Any], message: SlackMessage, to: StreamTo
-    ) -> str | None:
+    def _stream(self, channel: str, thread_ts: str, answer: Answer, message: SlackMessage, to: StreamTo) -> str | None:
         """Stream the answer into the thread (or on in the stream `to.ts`); None when Slack would not start a stream
         (the caller posts instead)."""
-        markdown = str(payload.get("answer") or "").strip()[:STREAM_LIMIT] or message.text
+        markdown = answer.text.strip()[:STREAM_LIMIT] or message.text
         pieces = [markdown[i : i + STREAM_PIECE] for i in range(0, len(markdown), STREAM_PIECE)] or [message.text]
         if to.ts:
             ts = to.ts
@@ -343,14 +342,14 @@ class SlackPoster:
             if to.ts:  # tasks left in progress done, the plan's closing title and the answer's first piece, at once
                 unfinished = [t for t in to.tasks if t.get("status") not in ("complete", "error")]
                 chunks: list[Chunk] = [task_chunk(t, final=True) for t in unfinished]
-                chunks += [PlanUpdateChunk(title=plan_title(payload, len(to.tasks))), MarkdownTextChunk(text=rest[0])]
+                chunks += [PlanUpdateChunk(title=plan_title(answer, len(to.tasks))), MarkdownTextChunk(text=rest[0])]
                 with self._calling("chat.appendStream"):
                     self.client.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
                 rest = rest[1:]
             for piece in rest:
                 with self._calling("chat.appendStream"):
                     self.client.chat_appendStream(channel=channel, ts=ts, markdown_text=piece)
-            extras = stream_extras(payload, message)
+            extras = stream_extras(answer, message)
             with self._calling("chat.stopStream"):
                 self.client.chat_stopStream(channel=channel, ts=ts, blocks=extras or None)
         except SlackDeliveryError as exc:  # the stream expired or was refused: the whole answer replaces it
@@ -406,10 +405,10 @@ class SlackPoster:
         return text.replace(self._token, "[token]") if self._token else text
 
 
-def stream_extras(payload: dict[str, Any], message: SlackMessage) -> list[dict[str, Any]]:
+def stream_extras(answer: Answer, message: SlackMessage) -> list[dict[str, Any]]:
     """The answer's blocks after its text (SQL, results, tables used, buttons): what a streamed answer, whose text
     came as Markdown, shows at its end. The text's own sections are the leading ones an answer without SQL has."""
-    text_only = answer_message({"answer": payload.get("answer")}).blocks
+    text_only = answer_message(Answer(status=answer.status, text=answer.text)).blocks
     lead = 0
     for mine, plain in zip(message.blocks, text_only, strict=False):
         if mine != plain or mine.get("type") != "section":

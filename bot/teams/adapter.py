@@ -75,6 +75,7 @@ from bot.teams.activity import (
 from bot.teams.activity_shape import check_activity
 from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
 from bot.teams.credentials import BotCredentialsFactory, BotTokens
+from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError
 
@@ -276,16 +277,14 @@ class TeamsPoster:
         """Replace the text of status message `activity_id`."""
         await self._update(reference, activity_id, Activity(type=ActivityTypes.message, text=status_text(text)))
 
-    async def post_answer(
-        self, reference: Mapping[str, Any], status_activity_id: str | None, payload: Mapping[str, Any]
-    ) -> str:
+    async def post_answer(self, reference: Mapping[str, Any], status_activity_id: str | None, answer: Answer) -> str:
         """Show the answer card: the status message becomes it when known, else it is sent as a new reply."""
         activity = Activity(
             type=ActivityTypes.message,
             text="",
-            summary=answer_summary(payload),
+            summary=answer_summary(answer),
             channel_data={"feedbackLoopEnabled": True},  # Teams' 👍/👎 under the answer (handled in process_inbound)
-            attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(payload))))],
+            attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(answer))))],
         )
         if status_activity_id:
             await self._update(reference, status_activity_id, activity)

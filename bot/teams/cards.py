@@ -1,9 +1,8 @@
 """Adaptive Cards (schema 1.4) for Teams answers, and the plain text of a status message.
 
-Pure data: `answer_card(payload)` turns the outbox "answer" payload written by the turn engine
-(`{"status", "answer", "rounds", "tables_used", "sql": [{"database", "sql", "columns", "rows", "truncated",
-"error"}], "notes_saved"}`) into the card's JSON, `answer_summary(payload)` into the one plain line (the answer
-without its Markdown) a notification shows.
+Pure data: `answer_card(answer)` turns the turn's `core.answer.model.Answer` into the card's JSON,
+`answer_summary(answer)` into the one plain line (the answer without its Markdown) a notification shows. Result
+cells read as on every surface (`core.answer.values`).
 Schema 1.4 is what Teams renders on every client, so the result table is a ColumnSet per row with equal column
 widths (the Table element is 1.5) and the SQL monospace text. Only the answer is a TextBlock, whose markdown Teams
 renders; SQL, cell values and names are TextRuns inside RichTextBlocks, which are never read as markdown, so
@@ -17,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.plain_text import plain_text
+from core.answer.model import Answer, ResultTable
+from core.answer.values import NULL_TEXT
 
 CARD_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 CARD_VERSION = "1.4"
@@ -42,21 +43,21 @@ def status_text(text: str) -> str:
     return f"\u23f3 {line}" if line else "\u23f3 Working\u2026"
 
 
-def answer_summary(payload: Mapping[str, Any]) -> str:
+def answer_summary(answer: Answer) -> str:
     """One plain line (no Markdown: notifications render none) for notifications and clients without the card."""
-    answer = " ".join(plain_text(str(payload.get("answer") or "")).split())
-    return _clip(answer, MAX_SUMMARY_CHARS) if answer else "tablescout answered"
+    text = " ".join(plain_text(answer.text).split())
+    return _clip(text, MAX_SUMMARY_CHARS) if text else "tablescout answered"
 
 
-def answer_card(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The Adaptive Card (a JSON-ready dict) showing one answer payload."""
+def answer_card(answer: Answer) -> dict[str, Any]:
+    """The Adaptive Card (a JSON-ready dict) showing one answer."""
     body: list[dict[str, Any]] = []
-    heading = _STATUS_HEADINGS.get(str(payload.get("status") or ""))
+    heading = _STATUS_HEADINGS.get(answer.status)
     if heading is not None:
         body.append(_text(heading[0], weight="Bolder", color=heading[1]))
-    answer = str(payload.get("answer") or "").strip() or "(no answer text)"
-    body.append(_text(_clip(answer, MAX_ANSWER_CHARS)))
-    runs: list[Mapping[str, Any]] = [r for r in payload.get("sql") or [] if isinstance(r, Mapping)]
+    text = answer.text.strip() or "(no answer text)"
+    body.append(_text(_clip(text, MAX_ANSWER_CHARS)))
+    runs = answer.results
     for run in runs[-MAX_SQL_SHOWN:]:
         body.extend(_sql_block(run))
     if len(runs) > MAX_SQL_SHOWN:
@@ -64,12 +65,12 @@ def answer_card(payload: Mapping[str, Any]) -> dict[str, Any]:
     shown = _result_run(runs)
     if shown is not None:
         body.extend(_result_table(shown))
-    tables = [str(t) for t in payload.get("tables_used") or []]
-    if tables:
-        body.append(_note(f"Tables used: {', '.join(tables)}", separator=True))
-    notes = [str(t) for t in payload.get("notes_saved") or []]
-    if notes:
-        body.append(_note(f"Noted for: {', '.join(notes)}"))
+    if answer.tables_used:
+        body.append(_note(f"Tables used: {', '.join(answer.tables_used)}", separator=True))
+    for warning in answer.warnings:
+        body.append(_note(f"\u26a0 {warning}", color="Warning"))
+    if answer.notes_saved:
+        body.append(_note(f"Noted for: {', '.join(answer.notes_saved)}"))
     return {
         "type": "AdaptiveCard",
         "$schema": CARD_SCHEMA,
@@ -84,57 +85,41 @@ def card_attachment(card: Mapping[str, Any]) -> dict[str, Any]:
     return {"contentType": CARD_CONTENT_TYPE, "content": dict(card)}
 
 
-def _sql_block(run: Mapping[str, Any]) -> list[dict[str, Any]]:
-    database = str(run.get("database") or "?")
-    blocks = [_note(f"SQL on {database}", weight="Bolder", separator=True)]
-    blocks.append(_plain(_clip(str(run.get("sql") or "").strip(), MAX_SQL_CHARS), font="Monospace"))
-    error = run.get("error")
-    if error:
-        blocks.append(_note(f"Failed: {_clip(str(error), 300)}", color="Attention"))
+def _sql_block(run: ResultTable) -> list[dict[str, Any]]:
+    blocks = [_note(f"SQL on {run.database or '?'}", weight="Bolder", separator=True)]
+    blocks.append(_plain(_clip(run.sql.strip(), MAX_SQL_CHARS), font="Monospace"))
+    if run.error:
+        blocks.append(_note(f"Failed: {_clip(run.error, 300)}", color="Attention"))
     return blocks
 
 
-def _result_run(runs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def _result_run(runs: Sequence[ResultTable]) -> ResultTable | None:
     """The last query that ran without error and returned columns: the result the answer rests on."""
-    usable = [run for run in runs if not run.get("error") and run.get("columns")]
+    usable = [run for run in runs if run.succeeded and run.columns]
     return usable[-1] if usable else None
 
 
-def _result_table(run: Mapping[str, Any]) -> list[dict[str, Any]]:
-    columns = [str(c) for c in run.get("columns") or []]
-    rows = [list(r) for r in run.get("rows") or [] if isinstance(r, Sequence) and not isinstance(r, str)]
+def _result_table(run: ResultTable) -> list[dict[str, Any]]:
+    columns = [str(c) for c in run.columns]
     shown_columns = columns[:MAX_COLUMNS]
-    shown_rows = rows[:MAX_ROWS]
+    cells = run.cells()
     blocks: list[dict[str, Any]] = []
-    if not rows:
+    if not run.rows:
         blocks.append(_note("The query returned no rows."))
     else:
         blocks.append(_row(shown_columns, weight="Bolder"))
-        for row in shown_rows:
-            values = [_format(row[i] if i < len(row) else None) for i in range(len(shown_columns))]
-            blocks.append(_row(values))
+        for row in cells[:MAX_ROWS]:
+            blocks.append(_row([row[i] if i < len(row) else NULL_TEXT for i in range(len(shown_columns))]))
     cut: list[str] = []
-    if len(rows) > MAX_ROWS:
-        cut.append(f"first {MAX_ROWS} of {len(rows)} rows")
+    if len(run.rows) > MAX_ROWS:
+        cut.append(f"first {MAX_ROWS} of {len(run.rows)} rows")
     if len(columns) > MAX_COLUMNS:
         cut.append(f"first {MAX_COLUMNS} of {len(columns)} columns")
     if cut:
         blocks.append(_note(f"Showing the {' and '.join(cut)}."))
-    if run.get("truncated"):
+    if run.truncated:
         blocks.append(_note("The result was truncated at the row limit; more rows exist.", color="Warning"))
     return blocks
-
-
-def _format(value: Any) -> str:
-    if value is None:
-        return "\u2014"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:,.4f}".rstrip("0").rstrip(".")
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
 
 
 def _row(values: Sequence[str], *, weight: str = "Default") -> dict[str, Any]:

@@ -94,10 +94,11 @@ def ask(
         with view.working():
             result = session.run(turn_id, view.status)
     if as_json:
-        typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS} | {"turn_id": turn_id}, ensure_ascii=False))
+        shown = result.to_json()
+        typer.echo(json.dumps({k: shown[k] for k in CONTRACT_KEYS} | {"turn_id": turn_id}, ensure_ascii=False))
     else:
         view.answer(result)
-    if result["status"] == "failed":
+    if result.status == "failed":
         raise typer.Exit(1)
 
 

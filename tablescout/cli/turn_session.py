@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from bot.messages import parse_message, too_long
 from core.access.permissions import parse_user_ref, resolve_principal
 from core.access.users import UserRef
+from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError, StoreUnavailable, TablescoutError
 from core.store.database import Store, connection_lost
@@ -114,7 +115,7 @@ class ConsoleSession:
             pins.append(canonical)
         return pins
 
-    def run(self, turn_id: int, progress: Progress) -> dict[str, Any]:
+    def run(self, turn_id: int, progress: Progress) -> Answer:
         """Run the turn (in a worker or here) and return its stored result."""
         if self.in_process:
             self._run_here(turn_id, progress)
@@ -206,20 +207,13 @@ class ConsoleSession:
             "is back, but this console cannot show the answer"
         )
 
-    def result(self, turn_id: int) -> dict[str, Any]:
+    def result(self, turn_id: int) -> Answer:
+        from core.store.repositories.turns import answer_of
+
         with self.store.transaction() as session:
             turn = session.get(Turn, turn_id)
             assert turn is not None
-            stored = dict(turn.result or {})
-            return {
-                "status": turn.status,
-                "answer": turn.answer or "",
-                "rounds": stored.get("rounds", 0),
-                "tables_used": list(turn.tables_used),
-                "sql": stored.get("sql", []),
-                "notes_saved": stored.get("notes_saved", []),
-                "turn_id": turn.id,
-            }
+            return answer_of(turn)
 
 
 def _status_of(calls: Sequence[Any]) -> str:

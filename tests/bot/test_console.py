@@ -8,6 +8,7 @@ import io
 from rich.console import Console
 
 from bot.console import ConsoleView
+from core.answer.model import Answer
 
 WIDTH = 60
 SQL = (
@@ -18,9 +19,10 @@ ANSWER = "Busan Trading had the largest total in 2024, followed by Seoul Foods a
 
 
 def rendered(result: dict[str, object]) -> list[str]:
+    answer = Answer.from_stored(result)
     out = io.StringIO()
     console = Console(file=out, width=WIDTH, soft_wrap=True, force_terminal=True, color_system=None)
-    ConsoleView(console).answer(result)
+    ConsoleView(console).answer(answer)
     return out.getvalue().splitlines()
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from bot.delivery import MAX_ATTEMPTS, StatusReporter, deliver_answer, destination, pending_answers
 from bot.outbound import Outbounds, SlackOutbound
 from bot.slack.web import SlackPoster
+from core.answer.model import Answer
 from core.store.database import Store
 from core.store.models import OutboxMessage
 from core.store.repositories import turns as turn_repo
@@ -63,7 +64,7 @@ def chat_turn(store: Store, *, answer: dict[str, Any] | None = None, platform: s
         turn = turn_repo.create_turn(
             session, conversation.id, user_platform="slack", user_id="U_SALES", question="how many orders?", pins=()
         )
-        turn_repo.queue_answer(session, turn.id, answer or payload())
+        turn_repo.queue_answer(session, turn.id, Answer.from_stored(answer or payload()))
         return turn.id, thread
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from bot.delivery import StatusReporter, deliver_answer, destination
 from bot.outbound import Outbounds
+from core.answer.model import Answer
 from core.store.database import Store
 from core.store.models import OutboxMessage
 from core.store.repositories import turns as turn_repo
@@ -78,7 +79,7 @@ def new_turn(store: Store, *, assistant: bool = True) -> tuple[int, str]:
 
 def finish(store: Store, turn_id: int, payload: dict[str, Any] | None = None) -> None:
     with store.transaction() as session:
-        turn_repo.queue_answer(session, turn_id, payload or answer_payload())
+        turn_repo.queue_answer(session, turn_id, Answer.from_stored(payload or answer_payload()))
 
 
 def reporter(store: Store, outbounds: Outbounds, turn_id: int) -> StatusReporter:

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from bot.delivery import BACKOFF_S, MAX_ATTEMPTS, StatusReporter, deliver_answer, destination
 from bot.outbound import Outbounds, TeamsOutbound
 from bot.teams.adapter import TeamsPoster, parse_activity, teams_message
+from core.answer.model import Answer as TurnAnswer
 from core.store.database import Store
 from core.store.models import OutboxMessage
 from core.store.repositories import turns as turn_repo
@@ -43,7 +44,7 @@ def teams_turn(store: Store, connector: FakeTeamsConnector) -> int:
         turn = turn_repo.create_turn(
             session, conversation.id, user_platform="teams", user_id="aad-kim", question="how many?", pins=()
         )
-        turn_repo.queue_answer(session, turn.id, {"status": "answered", "answer": "42 orders.", "sql": []})
+        turn_repo.queue_answer(session, turn.id, TurnAnswer(status="answered", text="42 orders."))
         return turn.id
 
 

@@ -16,7 +16,8 @@ from core.store.models import Turn
 from workers import runtime
 from workers.app import TURN_TASK, task
 from workers.tasks.chat import deliver_now
-from workers.turns.engine import Progress, TurnEnvironment, TurnOutcome, run_turn
+from workers.turns.engine import run_turn
+from workers.turns.state import Progress, TurnEnvironment, TurnOutcome
 
 log = logging.getLogger(__name__)
 

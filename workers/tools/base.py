@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
 from core.access.users import UserRef
+from core.answer.values import ValueKind
 from core.cards.card_view import card_for_principal
 from core.config.settings import Settings
 from core.errors import TablescoutError
@@ -53,6 +54,8 @@ class SqlRecord:
     rows: list[list[Any]]
     truncated: bool
     error: str | None
+    #: What each result column holds, from the cards of the columns the SQL reads (`workers.sql.result_kinds`).
+    kinds: list[ValueKind | None] = field(default_factory=list)
 
 
 @dataclass

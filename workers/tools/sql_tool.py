@@ -7,19 +7,22 @@ model reads (rows, a truncation notice that says to count in SQL, or the error t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from core.store.models import ExecutedSql
+from core.answer.model import json_cell
+from core.answer.values import ValueKind
+from core.store.models import ExecutedSql, Source
 from core.store.repositories import catalog as catalog_repo
 from workers.models.types import ToolSpec
 from workers.sql.guard import SqlRefused, check_query, dialect_for
 from workers.sql.limits import MAX_CELL_CHARS, SqlLimits
 from workers.sql.repair import repair
+from workers.sql.result_kinds import result_kinds
 from workers.sql.service import SqlOutcome, run_sql
 from workers.tools import sql_help
 from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, shown_database, text_argument
 from workers.tools.copy_rule import copy_refusal
-from workers.turns.answers import json_value
 
 #: Characters of result rows the model reads; the rows themselves (up to the row cap) are kept for the answer.
 ROWS_TEXT_BUDGET = 5000
@@ -40,7 +43,7 @@ SQL_SPEC = ToolSpec(
 
 
 def _cell(value: Any) -> str:
-    text = "NULL" if value is None else str(json_value(value))
+    text = "NULL" if value is None else str(json_cell(value))
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
@@ -141,6 +144,7 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             [list(r) for r in outcome.rows],
             outcome.truncated,
             None if outcome.status == "ok" else text,
+            _kinds(context, source, names, sql, dialect, outcome.columns) if outcome.status == "ok" else [],
         )
     )
     shown = f"Ran as: {sql}\n({'; '.join(repaired.changes)})\n{text}" if repaired is not None else text
@@ -155,6 +159,24 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         if row is not None and row.copy_of_id is not None and qualified not in context.copies_used:
             context.copies_used.append(qualified)  # allowed only because the user asked about it: say so
     return ToolOutput(shown)
+
+
+def _kinds(
+    context: ToolContext,
+    source: Source,
+    names: Sequence[tuple[str | None, str]],
+    sql: str,
+    dialect: str | None,
+    columns: Sequence[str],
+) -> list[ValueKind | None]:
+    """What each result column holds, from the cards of the tables the statement reads (`result_kinds`)."""
+    cards: dict[str, dict[str, Any]] = {}
+    for schema, name in names:
+        row = catalog_repo.find_table(context.session, source.id, name, schema)
+        if row is not None and row.card:
+            columns_of = [c for c in row.card.get("columns") or [] if isinstance(c, dict) and c.get("name")]
+            cards[row.name.upper()] = {str(c["name"]).upper(): c for c in columns_of}
+    return result_kinds(sql, dialect, columns, cards)
 
 
 def _status(context: ToolContext, arguments: dict[str, Any]) -> str:

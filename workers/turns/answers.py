@@ -2,41 +2,33 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
-from decimal import Decimal
-from typing import Any
 
+from core.answer.model import ResultTable, json_cell
 from core.text.storable_text import storable
 from workers.tools.base import SqlRecord, ToolContext
 
 
-def json_value(value: Any) -> Any:
-    """A result cell as JSON: exact integers stay integers, other decimals become floats, dates ISO text; text is
-    storable (a database value may hold a NUL character, which the store refuses)."""
-    if isinstance(value, str):
-        return storable(value)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, bytes | bytearray | memoryview):
-        return f"<{len(bytes(value))} bytes>"
-    return storable(str(value))
+def result_table(record: SqlRecord) -> ResultTable:
+    """A run_sql call of the turn as the answer carries it: JSON cells, storable text."""
+    return ResultTable(
+        database=record.database,
+        sql=storable(record.sql),
+        columns=[storable(c) for c in record.columns],
+        kinds=list(record.kinds),
+        rows=[[json_cell(v) for v in row] for row in record.rows],
+        truncated=record.truncated,
+        error=storable(record.error) if record.error is not None else None,
+    )
 
 
-def sql_json(record: SqlRecord) -> dict[str, Any]:
-    return {
-        "database": record.database,
-        "sql": storable(record.sql),
-        "columns": [storable(c) for c in record.columns],
-        "rows": [[json_value(v) for v in row] for row in record.rows],
-        "truncated": record.truncated,
-        "error": storable(record.error) if record.error is not None else None,
-    }
+def copy_warnings(copies_used: Sequence[str]) -> list[str]:
+    """What the reader is told when the turn queried copies of a live table (allowed only because they named them)."""
+    if not copies_used:
+        return []
+    verb = "is a copy" if len(copies_used) == 1 else "are copies"
+    return [f"{', '.join(copies_used)} {verb} of a live table, used on purpose."]
 
 
 def partial_answer(reason: str, last_text: str, context: ToolContext) -> str:

@@ -9,27 +9,24 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from core.access.permissions import PLATFORMS, Principal, resolve_principal
 from core.access.users import UserRef
+from core.answer.model import Answer, Status
 from core.cards.database_summary import summaries_for
 from core.config.settings import Settings
 from core.errors import TablescoutError
-from core.store.database import Store, connection_lost
+from core.store.database import connection_lost
 from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
-from search.service import Encoders
 from workers.models.types import (
     ContextExceeded,
     Message,
     ModelError,
-    ModelProvider,
     ModelReply,
     ModelTimeout,
     ToolResult,
@@ -37,13 +34,14 @@ from workers.models.types import (
 from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
 from workers.tools.toolbox import StepCallback, ToolRunner, tools_for
-from workers.turns.answers import partial_answer, sql_json, unsupported_numbers
+from workers.turns.answers import copy_warnings, partial_answer, result_table, unsupported_numbers
 from workers.turns.first_input import database_list, render_first_input, verified_examples, viewed_databases
 from workers.turns.guided import OutOfTime, answer_guided, uses_guided
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
 from workers.turns.rounds import add_round, count_reply
+from workers.turns.state import Progress, StepProgress, TurnEnvironment, TurnOutcome, TurnRun
 
 log = logging.getLogger(__name__)
 
@@ -54,55 +52,6 @@ MIN_MODEL_S = 2.0
 #: A chat user's answer when the turn could not start (the reason, e.g. an invalid configuration, is logged).
 COULD_NOT_START = "I could not start on this question because of a problem on my side; the operator can see why."
 
-Progress = Callable[[str], None]
-
-
-@runtime_checkable
-class StepProgress(Protocol):
-    """A progress callback that also shows each tool step on its own (a Slack assistant thread's task updates)."""
-
-    def __call__(self, text: str) -> None: ...
-
-    def step(self, step_id: str, title: str, state: str) -> None: ...
-
-
-@dataclass
-class TurnEnvironment:
-    """What a worker process (or the console) holds once and lends to every turn."""
-
-    settings: Settings
-    store: Store
-    encoders: Encoders
-    provider: ModelProvider
-    owner: str
-
-
-@dataclass
-class TurnOutcome:
-    outcome: Literal["finished", "busy", "already_finished", "missing", "lost_lease"]
-    turn_id: int
-    status: str | None = None
-    retry_in_s: float = 0.0
-
-
-@dataclass
-class _Run:
-    """A turn's state across rounds."""
-
-    turn_id: int
-    intent: str
-    deadline: float
-    context: ToolContext
-    messages: list[Message] = field(default_factory=list)
-    rounds: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    last_text: str = ""
-    refusal: str | None = None  # the answer, without a model call, when the user may query nothing
-    #: The next round's ordinal, once known: a first attempt starts at 1 without asking the store; a later one
-    #: reads where the earlier attempts stopped, once, in its first round.
-    next_ordinal: int | None = None
-
 
 def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
     if turn.user_platform in PLATFORMS:
@@ -110,7 +59,7 @@ def _principal(session: Any, settings: Settings, turn: Turn) -> Principal:
     return Principal.for_operator()
 
 
-def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float, attempt: int) -> _Run:
+def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float, attempt: int) -> TurnRun:
     """Everything the first model call needs, read in the claim's transaction (one round trip set, not two); the
     claim's update of the turn row is written once with the first model call's time, at commit."""
     with session.no_autoflush:  # the reads below do not depend on this turn's unwritten lease
@@ -119,7 +68,7 @@ def _prepare(env: TurnEnvironment, session: Session, turn: Turn, deadline: float
     return run
 
 
-def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline: float) -> _Run:
+def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline: float) -> TurnRun:
     conversation = session.get(Conversation, turn.conversation_id)
     assert conversation is not None
     principal = _principal(session, env.settings, turn)
@@ -159,7 +108,7 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
         refusal = no_access_answer(session, env.settings.file, principal, len(registered))
     if turn.intent == "note":
         opening = opening.replace("\nQuestion:\n", "\nKnowledge to remember (attach it to the right table):\n")
-    return _Run(
+    return TurnRun(
         turn_id=turn.id,
         intent=turn.intent,
         deadline=deadline,
@@ -169,7 +118,7 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
     )
 
 
-def _call_model(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress) -> ModelReply:
+def _call_model(env: TurnEnvironment, run: TurnRun, runner: ToolRunner, progress: Progress) -> ModelReply:
     progress("Thinking…" if run.rounds == 0 else "Reading the results…")
     remaining = run.deadline - time.monotonic()
     return env.provider.complete(
@@ -178,7 +127,7 @@ def _call_model(env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: P
 
 
 def _round(
-    env: TurnEnvironment, run: _Run, runner: ToolRunner, progress: Progress, step: StepCallback | None = None
+    env: TurnEnvironment, run: TurnRun, runner: ToolRunner, progress: Progress, step: StepCallback | None = None
 ) -> ModelReply:
     started = turn_repo.now()
     reply = runner.screen(_call_model(env, run, runner, progress))  # storable text and arguments from here on
@@ -202,41 +151,35 @@ def _round(
 
 def _finish(
     env: TurnEnvironment,
-    run: _Run,
-    status: str,
-    answer: str,
+    run: TurnRun,
+    status: Status,
+    text: str,
     error: str | None,
     guided: dict[str, Any] | None = None,
 ) -> TurnOutcome:
     context = run.context
-    result = {
-        "rounds": run.rounds,
-        "tables_used": context.tables_used,
-        "copies_used": context.copies_used,
-        "sql": [sql_json(r) for r in context.sql_runs],
-        "notes_saved": context.notes_saved,
-    } | ({"guided": guided} if guided is not None else {})
+    answer = Answer(
+        status=status,
+        text=text,
+        rounds=run.rounds,
+        tables_used=list(context.tables_used),
+        copies_used=list(context.copies_used),
+        results=[result_table(r) for r in context.sql_runs],
+        notes_saved=list(context.notes_saved),
+        warnings=copy_warnings(context.copies_used),
+        guided=guided,
+    )
     usage = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens, "rounds": run.rounds}
     with env.store.transaction() as session:
-        recorded = turn_repo.finish(
-            session,
-            run.turn_id,
-            env.owner,
-            status=status,
-            answer=answer,
-            error=error,
-            tables_used=context.tables_used,
-            usage=usage,
-            result=result,
-        )
+        recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=error, usage=usage)
         if not recorded:
             return TurnOutcome("lost_lease", run.turn_id)
         if context.conversation.platform in PLATFORMS:
-            turn_repo.queue_answer(session, run.turn_id, {"status": status, "answer": answer} | result)
+            turn_repo.queue_answer(session, run.turn_id, answer)
     return TurnOutcome("finished", run.turn_id, status=status)
 
 
-def _made_up_numbers(env: TurnEnvironment, run: _Run, answer: str) -> list[str]:
+def _made_up_numbers(env: TurnEnvironment, run: TurnRun, answer: str) -> list[str]:
     """For a small model's answer to a question: the numbers in it that neither the conversation nor any tool
     result holds (it made them up); [] otherwise."""
     if not env.provider.small_model or run.intent != "question":
@@ -247,7 +190,7 @@ def _made_up_numbers(env: TurnEnvironment, run: _Run, answer: str) -> list[str]:
     return unsupported_numbers(answer, sources)
 
 
-def _guided(env: TurnEnvironment, run: _Run, say: Progress, step: StepCallback | None) -> TurnOutcome:
+def _guided(env: TurnEnvironment, run: TurnRun, say: Progress, step: StepCallback | None) -> TurnOutcome:
     """A question turn on the guided path (`workers.turns.guided`): one search, one SQL call, bounded repair."""
     try:
         answer, trace = answer_guided(env, run, say, step)

@@ -26,11 +26,12 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
+from core.answer.model import Status
 from core.config.settings import Settings
 from core.store.repositories import turns as turn_repo
 from search.service import SearchRequest, search_tables
@@ -40,13 +41,11 @@ from workers.tools.base import SqlRecord, ToolContext, queryable_source, viewer_
 from workers.tools.sql_tool import SQL_TOOL
 from workers.tools.toolbox import StepCallback, ToolRunner
 from workers.turns import compact_schema
-from workers.turns.answers import json_value
+from workers.turns.answers import result_table
 from workers.turns.join_pruning import Shown, without_unneeded_joins
 from workers.turns.rounds import add_round, count_reply
 from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
-
-if TYPE_CHECKING:
-    from workers.turns.engine import TurnEnvironment, _Run
+from workers.turns.state import TurnEnvironment, TurnRun
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ def uses_guided(settings: Settings, provider: ModelProvider, intent: str) -> boo
 
 @dataclass
 class GuidedAnswer:
-    status: str  # "answered" or "partial"
+    status: Status  # "answered" or "partial"
     answer: str
     error: str | None
     #: What ended the turn, for the store and the benchmark: "answer", "ambiguity", "no_permission",
@@ -109,7 +108,7 @@ class GuidedAnswer:
 @dataclass
 class _Guided:
     env: TurnEnvironment
-    run: _Run
+    run: TurnRun
     progress: Callable[[str], None]
     step: StepCallback | None
     runner: ToolRunner = field(default_factory=lambda: ToolRunner([SQL_TOOL]))
@@ -123,7 +122,7 @@ class _Guided:
 
 
 def answer_guided(
-    env: TurnEnvironment, run: _Run, progress: Callable[[str], None], step: StepCallback | None
+    env: TurnEnvironment, run: TurnRun, progress: Callable[[str], None], step: StepCallback | None
 ) -> tuple[GuidedAnswer, dict[str, Any]]:
     """Answer the turn's question on the guided path: the answer, and what the path did (for the turn's result)."""
     guided = _Guided(env, run, progress, step)
@@ -132,7 +131,7 @@ def answer_guided(
     return answer, {"step": answer.step, "model_calls": guided.model_calls} | shown
 
 
-def _question(run: _Run) -> str:
+def _question(run: TurnRun) -> str:
     texts = run.context.user_texts
     return texts[-1] if texts else ""
 
@@ -434,24 +433,19 @@ NOTHING_FOUND = (
 ANSWER_ROWS = 10
 
 
-def _format(value: Any) -> str:
-    shown = json_value(value)
-    if isinstance(shown, float):
-        return f"{shown:.4f}".rstrip("0").rstrip(".")
-    return "NULL" if shown is None else str(shown)
-
-
 def rows_answer(record: SqlRecord, tables: Sequence[str]) -> str:
-    """The answer written from the rows the SQL returned (no model writes it, so no number is made up)."""
+    """The answer written from the rows the SQL returned (no model writes it, so no number is made up); each cell
+    reads as on every surface (`core.answer.values`)."""
     source = f" (from {', '.join(tables)})" if tables else ""
+    cells = result_table(record).cells()
     if len(record.rows) == 1 and len(record.columns) == 1:
-        return f"{record.columns[0]}: {_format(record.rows[0][0])}{source}."
+        return f"{record.columns[0]}: {cells[0][0]}{source}."
     if len(record.rows) == 1:
-        cells = ", ".join(f"{c}: {_format(v)}" for c, v in zip(record.columns, record.rows[0], strict=False))
-        return f"{cells}{source}."
+        pairs = ", ".join(f"{c}: {v}" for c, v in zip(record.columns, cells[0], strict=False))
+        return f"{pairs}{source}."
     count = f"{len(record.rows)}{'+' if record.truncated else ''} rows"
     lines = [f"{count}{source}:", " | ".join(record.columns)]
-    lines += [" | ".join(_format(v) for v in row) for row in record.rows[:ANSWER_ROWS]]
+    lines += [" | ".join(row) for row in cells[:ANSWER_ROWS]]
     if len(record.rows) > ANSWER_ROWS:
         lines.append(f"… and {len(record.rows) - ANSWER_ROWS} more rows in the result.")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from workers.models.types import ModelReply
 
 
 class CountedRun(Protocol):
-    """What a turn's state holds of its rounds (`engine._Run`)."""
+    """What a turn's state holds of its rounds (`state.TurnRun`)."""
 
     turn_id: int
     rounds: int

@@ -17,6 +17,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from core.answer.model import Answer
 from core.store.models import Conversation, OutboxMessage, Round, ToolCall, Turn
 
 FINISHED = ("answered", "partial", "failed")
@@ -136,24 +137,22 @@ def finish(
     turn_id: int,
     owner: str,
     *,
-    status: str,
-    answer: str,
+    answer: Answer,
     error: str | None,
-    tables_used: Sequence[str],
     usage: dict[str, Any],
-    result: dict[str, Any],
 ) -> bool:
-    """Record the answer if `owner` still holds the lease; False when another attempt owns the turn now."""
+    """Record `answer` if `owner` still holds the lease; False when another attempt owns the turn now. The turn
+    keeps the answer's text, status and tables in their columns and the whole answer as JSON in `result`."""
     outcome = session.execute(
         update(Turn)
         .where(Turn.id == turn_id, Turn.lease_owner == owner, Turn.status == "running")
         .values(
-            status=status,
-            answer=answer,
+            status=answer.status,
+            answer=answer.text,
             error=error,
-            tables_used=list(tables_used),
+            tables_used=list(answer.tables_used),
             usage=usage,
-            result=result,
+            result=answer.to_json(),
             finished_at=now(),
             lease_owner=None,
             lease_until=None,
@@ -175,8 +174,14 @@ def fail_unstarted(session: Session, turn_id: int, message: str) -> None:
         return
     platform = session.scalar(select(Conversation.platform).where(Conversation.id == failed.conversation_id))
     if platform in CHAT_PLATFORMS:
-        result = {"rounds": 0, "tables_used": [], "sql": [], "notes_saved": []}
-        queue_answer(session, turn_id, {"status": "failed", "answer": message} | result)
+        queue_answer(session, turn_id, Answer(status="failed", text=message))
+
+
+def answer_of(turn: Turn) -> Answer:
+    """The answer recorded for a finished `turn`, as the type it was stored from."""
+    stored = dict(turn.result or {})
+    stored |= {"status": turn.status, "answer": turn.answer or "", "tables_used": list(turn.tables_used or [])}
+    return Answer.from_stored(stored)
 
 
 def stale_turns(
@@ -214,11 +219,11 @@ def requeue(turn: Turn) -> None:
     turn.requeued_at = now()
 
 
-def queue_answer(session: Session, turn_id: int, payload: dict[str, Any]) -> bool:
+def queue_answer(session: Session, turn_id: int, answer: Answer) -> bool:
     """The answer's outbox row; unique per turn, so a second attempt can never queue a second answer."""
     stmt = (
         insert(OutboxMessage)
-        .values(turn_id=turn_id, kind="answer", payload=payload, status="pending")
+        .values(turn_id=turn_id, kind="answer", payload=answer.to_json(), status="pending")
         .on_conflict_do_nothing(index_elements=["turn_id", "kind"])
     )
     return bool(session.execute(stmt).rowcount == 1)  # type: ignore[attr-defined]

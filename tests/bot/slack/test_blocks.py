@@ -23,7 +23,9 @@ from bot.slack.blocks import (
     status_message,
 )
 from bot.slack.results import NATIVE_ROWS, needs_file, result_files
+from core.answer.model import Answer, ResultTable
 from tests.fakes.slack_server import block_problems
+from workers.turns.answers import copy_warnings
 
 
 def run(sql: str = "SELECT COUNT(*) AS n FROM ORD_MST", **values: Any) -> dict[str, Any]:
@@ -38,7 +40,7 @@ def run(sql: str = "SELECT COUNT(*) AS n FROM ORD_MST", **values: Any) -> dict[s
     return base | values
 
 
-def payload(**values: Any) -> dict[str, Any]:
+def payload(**values: Any) -> Answer:
     base: dict[str, Any] = {
         "status": "answered",
         "answer": "42 orders shipped to Busan last month.",
@@ -47,7 +49,7 @@ def payload(**values: Any) -> dict[str, Any]:
         "sql": [run()],
         "notes_saved": [],
     }
-    return base | values
+    return Answer.from_stored(base | values)
 
 
 def texts(blocks: list[dict[str, Any]]) -> list[str]:
@@ -123,13 +125,13 @@ def test_markdown_answer_becomes_mrkdwn() -> None:
 def test_result_table_is_aligned_and_limited_to_ten_rows_and_six_columns() -> None:
     columns = ["city", "orders", "c3", "c4", "c5", "c6", "c7", "c8"]
     rows = [[f"city{i}", i * 100, None, True, 1.5, "x", "hidden", "hidden"] for i in range(25)]
-    table = result_table(columns, rows)
+    table = result_table(ResultTable(columns=columns, rows=rows))
     lines = table.split("\n")
     assert len(lines) == 2 + 10
     assert "hidden" not in table
     assert "c7" not in table
     assert lines[0].split() == ["city", "orders", "c3", "c4", "c5", "c6"]
-    assert lines[2].split() == ["city0", "0", "true", "1.5", "x"]  # NULL is an empty cell
+    assert lines[2].split() == ["city0", "0", "\u2014", "yes", "1.5", "x"]  # NULL is an em dash, as everywhere
     orders_end = lines[0].index("orders") + len("orders")
     assert all(line[:orders_end].endswith(str(i * 100)) for i, line in enumerate(lines[2:]))  # numbers right
 
@@ -186,14 +188,14 @@ def test_every_answer_ends_with_feedback_buttons() -> None:
 
 
 def test_wide_characters_keep_columns_aligned() -> None:
-    table = result_table(["도시", "orders"], [["부산", 12], ["Seoul", 7]])
+    table = result_table(ResultTable(columns=["도시", "orders"], rows=[["부산", 12], ["Seoul", 7]]))
     lines = table.split("\n")
     assert {display_width(line) for line in lines} == {display_width(lines[0])}
     assert lines[2] == "부산       12"
 
 
 def test_long_cells_are_cut() -> None:
-    table = result_table(["comment"], [["x" * 200]])
+    table = result_table(ResultTable(columns=["comment"], rows=[["x" * 200]]))
     assert "x" * 23 + "…" in table
     assert "x" * 25 not in table
 
@@ -261,7 +263,9 @@ def test_empty_result_says_no_rows() -> None:
 
 
 def test_copy_used_on_purpose_is_noted() -> None:
-    blocks = content(answer_blocks(payload(tables_used=["erp.ORD_MST_BAK"], copies_used=["erp.ORD_MST_BAK"])))
+    copies = ["erp.ORD_MST_BAK"]
+    answer = payload(tables_used=copies, copies_used=copies, warnings=copy_warnings(copies))
+    blocks = content(answer_blocks(answer))
     assert blocks[-1]["elements"] == [
         {"type": "mrkdwn", "text": "Tables used: erp.ORD_MST_BAK"},
         {"type": "mrkdwn", "text": ":warning: erp.ORD_MST_BAK is a copy of a live table, used on purpose."},
@@ -269,15 +273,16 @@ def test_copy_used_on_purpose_is_noted() -> None:
 
 
 def test_note_confirmation_names_the_table() -> None:
-    note = payload(answer="Saved: ORD_MST_BAK is a copy nobody uses.", sql=[], tables_used=[])
-    note["notes_saved"] = ["erp.ORD_MST"]
+    note = payload(
+        answer="Saved: ORD_MST_BAK is a copy nobody uses.", sql=[], tables_used=[], notes_saved=["erp.ORD_MST"]
+    )
     message = answer_message(note)
     assert texts(content(message.blocks)) == [
         "Saved: ORD_MST_BAK is a copy nobody uses.",
         ":memo: Note saved on erp.ORD_MST.",
     ]
     assert code_blocks(message.blocks) == []
-    empty = answer_message(note | {"answer": ""})
+    empty = answer_message(note.model_copy(update={"text": ""}))
     assert empty.text == "Note saved on erp.ORD_MST."
 
 
@@ -294,7 +299,8 @@ def test_csv_files_only_for_results_the_table_cannot_show() -> None:
     wide = run(columns=[f"c{i}" for i in range(7)], rows=[list(range(7))])
     truncated = run(rows=[[1]], truncated=True)
     failed = run(error="boom", rows=[[i] for i in range(50)], truncated=True)
-    assert [needs_file(r) for r in (small, long, wide, truncated, failed)] == [False, True, True, True, False]
+    shapes = [ResultTable.model_validate(r) for r in (small, long, wide, truncated, failed)]
+    assert [needs_file(r) for r in shapes] == [False, True, True, True, False]
     files = result_files(payload(sql=[small, long, failed, truncated]))
     assert [f.filename for f in files] == ["erp-result-2.csv", "erp-result-4.csv"]
     assert files[0].title == "Result of SQL 2 on erp: 11 rows"

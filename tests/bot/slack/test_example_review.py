@@ -24,6 +24,7 @@ from bot.delivery import deliver_answer
 from bot.outbound import Outbounds
 from bot.slack.app import HttpReply, SlackInbound
 from bot.slack.example_review import REFUSED
+from core.answer.model import Answer
 from core.store.database import Store
 from core.store.models import VerifiedExample
 from core.store.repositories import directory
@@ -131,7 +132,9 @@ class App:
                 session, conversation.id, user_platform="slack", user_id=ASKER, question=question, pins=()
             )
             turn.status, turn.answer, turn.tables_used, turn.result = "answered", "4 orders.", ["erp.ORD_MST"], result
-            turn_repo.queue_answer(session, turn.id, {"status": "answered", "answer": "4 orders."} | result)
+            turn_repo.queue_answer(
+                session, turn.id, Answer.from_stored({"status": "answered", "answer": "4 orders."} | result)
+            )
             turn_id = turn.id
         assert deliver_answer(self.store, Outbounds(self.settings), turn_id).outcome == "delivered"
         [answer] = self.slack.thread(CHANNEL, thread)

@@ -9,11 +9,11 @@ import json
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bot.slack.web import SlackDeliveryError, SlackPoster
+from core.answer.model import Answer
 from core.errors import ConfigError
 from tests.fakes.slack_server import BOT_USER_ID, FakeSlack
 from tests.support import isolated_settings
@@ -21,24 +21,26 @@ from tests.support import isolated_settings
 CHANNEL = "C0SALES"
 
 
-def answer_payload(rows: int = 1, truncated: bool = False) -> dict[str, Any]:
-    return {
-        "status": "answered",
-        "answer": "42 orders shipped to Busan last month.",
-        "rounds": 3,
-        "tables_used": ["erp.ORD_MST"],
-        "sql": [
-            {
-                "database": "erp",
-                "sql": "SELECT city, COUNT(*) AS n FROM ORD_MST GROUP BY city",
-                "columns": ["city", "n"],
-                "rows": [[f"city{i}", i] for i in range(rows)],
-                "truncated": truncated,
-                "error": None,
-            }
-        ],
-        "notes_saved": [],
-    }
+def answer_payload(rows: int = 1, truncated: bool = False) -> Answer:
+    return Answer.from_stored(
+        {
+            "status": "answered",
+            "answer": "42 orders shipped to Busan last month.",
+            "rounds": 3,
+            "tables_used": ["erp.ORD_MST"],
+            "sql": [
+                {
+                    "database": "erp",
+                    "sql": "SELECT city, COUNT(*) AS n FROM ORD_MST GROUP BY city",
+                    "columns": ["city", "n"],
+                    "rows": [[f"city{i}", i] for i in range(rows)],
+                    "truncated": truncated,
+                    "error": None,
+                }
+            ],
+            "notes_saved": [],
+        }
+    )
 
 
 @pytest.fixture
@@ -78,7 +80,9 @@ def test_status_is_posted_updated_then_replaced_by_the_answer(
 
 def test_links_never_unfurl(fake_slack: FakeSlack, poster: SlackPoster, question: str) -> None:
     poster.post_status(CHANNEL, question, "Searching tables…")
-    poster.post_answer(CHANNEL, question, None, answer_payload() | {"answer": "See https://example.com/report"})
+    poster.post_answer(
+        CHANNEL, question, None, answer_payload().model_copy(update={"text": "See https://example.com/report"})
+    )
     posts = fake_slack.calls_to("chat.postMessage")
     assert len(posts) == 2
     assert all(c.params["unfurl_links"] is False and c.params["unfurl_media"] is False for c in posts)

@@ -20,6 +20,7 @@ from bot.teams.adapter import (
     parse_activity,
     process_inbound,
 )
+from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError
 from tests.fakes.bot_framework_keys import FakeBotFrameworkKeys
@@ -230,15 +231,17 @@ def test_mention_text_only_removes_the_bot() -> None:
 # --- outbound --------------------------------------------------------------------------------------------------
 
 
-def answer_payload() -> dict[str, Any]:
-    return {
-        "status": "answered",
-        "answer": "42 orders shipped to Busan.",
-        "rounds": 2,
-        "tables_used": ["erp.ORD_MST"],
-        "sql": [{"database": "erp", "sql": "SELECT COUNT(*) FROM ORD_MST", "columns": ["n"], "rows": [[42]]}],
-        "notes_saved": [],
-    }
+def answer_payload() -> Answer:
+    return Answer.from_stored(
+        {
+            "status": "answered",
+            "answer": "42 orders shipped to Busan.",
+            "rounds": 2,
+            "tables_used": ["erp.ORD_MST"],
+            "sql": [{"database": "erp", "sql": "SELECT COUNT(*) FROM ORD_MST", "columns": ["n"], "rows": [[42]]}],
+            "notes_saved": [],
+        }
+    )
 
 
 def stored_reference(tmp_path: Path, connector: FakeTeamsConnector) -> dict[str, Any]:

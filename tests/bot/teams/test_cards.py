@@ -14,9 +14,10 @@ from bot.teams.cards import (
     card_attachment,
     status_text,
 )
+from core.answer.model import Answer
 
 
-def payload(**overrides: Any) -> dict[str, Any]:
+def payload(**overrides: Any) -> Answer:
     base: dict[str, Any] = {
         "status": "answered",
         "answer": "42 orders shipped to Busan last month.",
@@ -35,7 +36,7 @@ def payload(**overrides: Any) -> dict[str, Any]:
         "notes_saved": [],
     }
     base.update(overrides)
-    return base
+    return Answer.from_stored(base)
 
 
 def texts(element: Any) -> list[str]:

@@ -80,7 +80,7 @@ def test_search_compact_schema_one_sql_and_an_answer_from_the_rows(
     stored = turn_world.turn(turn_id)
     expected = turn_world.erp_scalar(ORDERS_2024)
     assert stored["status"] == "answered", stored
-    assert f": {expected} " in stored["answer"]  # the number is the one the SQL returned
+    assert f": {expected:,} " in stored["answer"]  # the number is the one the SQL returned, grouped as a count
     assert stored["tables_used"] == ["erp.ORD_MST"]
     result = stored["result"]
     assert [run["rows"] for run in result["sql"]] == [[[expected]]]
@@ -123,7 +123,7 @@ def test_an_sql_error_gets_one_repair_call_with_the_error_and_the_names_to_use(
     # the first SQL call takes the model's most likely reply; the repair keeps the service's sampling to try another
     assert fake_openai.requests[-2].raw["temperature"] == 0.0
     assert "temperature" not in fake_openai.requests[-1].raw
-    assert str(turn_world.erp_scalar(ORDERS_2024)) in stored["answer"]
+    assert f"{turn_world.erp_scalar(ORDERS_2024):,}" in stored["answer"]
 
 
 def test_a_second_failure_ends_with_an_honest_partial_answer(
@@ -301,7 +301,7 @@ def test_a_short_follow_up_is_searched_and_written_with_the_earlier_question(
 
     stored = turn_world.turn(follow_up)
     assert stored["status"] == "answered", stored
-    assert str(turn_world.erp_scalar(orders_2023)) in stored["answer"]
+    assert f"{turn_world.erp_scalar(orders_2023):,}" in stored["answer"]
     prompt = fake_openai.requests[-1].exchange.user_text
     assert "Earlier question in this conversation: How many orders were placed in 2024?" in prompt
     assert "CREATE TABLE ORD_MST (" in prompt

@@ -18,7 +18,7 @@ from search.notes import list_notes, save_note
 from tests.fakes.model_server import Call, FakeModelServer, Say
 from tests.support import run_cli
 from tests.workers.turns.leak_world import EMPLOYEE, ENGINES, SALARY, SECRET, LeakWorld, leak_world
-from workers.turns.engine import TurnEnvironment
+from workers.turns.state import TurnEnvironment
 
 __all__ = ["leak_world"]  # the fixture, used by the tests below
 

@@ -28,7 +28,7 @@ from tests.workers.turns.mask_world import (
     canaries,
     mask_world,
 )
-from workers.turns.engine import TurnEnvironment
+from workers.turns.state import TurnEnvironment
 
 __all__ = ["mask_world"]  # the fixture, used by the tests below
 

@@ -71,7 +71,7 @@ def test_a_full_loop_turn_with_the_real_local_model(served_erp: ServedErp) -> No
     # The statement is given so that a small model on any CPU runs SQL that works: the test is about the pipeline
     # (search or card, then the guarded read-only SQL, then the answer), not about the model writing SQL.
     turn_id = session.submit("How many customers are there? Run SELECT COUNT(*) FROM CUST_MST on erp.")
-    result = session.run(turn_id, statuses.append)
+    result = session.run(turn_id, statuses.append).to_json()
     log = endpoint.log.read_text(errors="replace")
 
     with installation.store.transaction() as db:
@@ -93,7 +93,7 @@ def test_a_guided_turn_with_the_real_local_model(served_erp: ServedErp) -> None:
     installation, endpoint = served_erp.installation, served_erp.endpoint
     session = ConsoleSession(endpoint.settings_for(installation.settings), installation.store)  # auto: guided
     turn_id = session.submit("How many customers are there?")
-    result = session.run(turn_id, lambda _status: None)
+    result = session.run(turn_id, lambda _status: None).to_json()
 
     with installation.store.transaction() as db:
         calls = [c.tool for c in turn_repo.tool_calls_of(db, turn_id)]

@@ -1,0 +1,117 @@
+"""`Answer`: what a turn answered, with every SQL it ran and the rows they returned.
+
+Both turn paths build one (`workers.turns.engine`); it is stored with the turn (`core.store.repositories.turns`)
+and, for a chat conversation, queued in the answer outbox, then read back as this type by Slack
+(`bot.slack.blocks`), Teams (`bot.teams.cards`), the console (`bot.console`) and `ask --json`. Its JSON keeps the
+keys SPEC §9 gives `ask --json`: `status`, `answer`, `rounds`, `tables_used` and `sql` (each run with `database`,
+`sql`, `columns`, `rows`, `truncated`, `error`); `kinds`, `copies_used`, `notes_saved`, `warnings` and `guided` come
+beside them. Reading is lenient: a payload stored before a field existed gets its default.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.answer.values import ValueKind, format_value, infer_kind
+from core.text.storable_text import storable
+
+Status = Literal["answered", "partial", "failed"]
+
+
+def json_cell(value: Any) -> Any:
+    """A result cell as JSON: exact integers stay integers, other decimals become floats, dates ISO text; text is
+    storable (a database value may hold a NUL character, which the store refuses)."""
+    if isinstance(value, str):
+        return storable(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(bytes(value))} bytes>"
+    return storable(str(value))
+
+
+class ResultTable(BaseModel):
+    """One run_sql call of the turn: the statement, and its rows or its error."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    database: str = "?"
+    sql: str = ""
+    columns: list[str] = Field(default_factory=list)
+    #: What each column holds, from the card of the column it reads; empty where it was not derived.
+    kinds: list[ValueKind | None] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    truncated: bool = False
+    error: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return not self.error
+
+    def kind(self, index: int) -> ValueKind:
+        """Column `index`'s kind: as derived, else guessed from its name and values."""
+        known = self.kinds[index] if index < len(self.kinds) else None
+        if known is not None:
+            return known
+        return infer_kind(self.columns[index] if index < len(self.columns) else "", [r[index] for r in self.rows])
+
+    def column_kinds(self) -> list[ValueKind]:
+        return [self.kind(i) for i in range(len(self.columns))]
+
+    def cells(self, *, null: str | None = None) -> list[list[str]]:
+        """Every row as text for a person, each cell as its column's kind says (`core.answer.values`)."""
+        kinds = self.column_kinds()
+        options = {} if null is None else {"null": null}
+        return [
+            [format_value(v, kinds[i] if i < len(kinds) else ValueKind.TEXT, **options) for i, v in enumerate(row)]
+            for row in self.rows
+        ]
+
+
+class Answer(BaseModel):
+    """A turn's one answer."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    status: Status
+    text: str = Field(default="", alias="answer")
+    rounds: int = 0
+    tables_used: list[str] = Field(default_factory=list)
+    #: Tables among those used that are copies of a live table, queried on purpose because the user named them.
+    copies_used: list[str] = Field(default_factory=list)
+    results: list[ResultTable] = Field(default_factory=list, alias="sql")
+    notes_saved: list[str] = Field(default_factory=list)
+    #: What the reader should know before trusting the answer, one sentence each.
+    warnings: list[str] = Field(default_factory=list)
+    #: The guided path's trace (steps, tables offered, repairs): kept with the turn for whoever looks into it.
+    guided: dict[str, Any] | None = None
+
+    @classmethod
+    def from_stored(cls, payload: Any) -> Answer:
+        """An answer from its stored JSON; anything unreadable becomes a failed answer saying so, never an error."""
+        if isinstance(payload, dict):
+            runs = [r for r in payload.get("sql") or [] if isinstance(r, dict)]
+            clean = {k: v for k, v in payload.items() if k != "sql" and v is not None}
+            if clean.get("status") not in ("answered", "partial", "failed"):
+                clean["status"] = "failed"
+            try:
+                return cls.model_validate(clean | {"sql": runs})
+            except ValueError:
+                pass
+        return cls(status="failed", text="This answer could not be read back.")
+
+    def to_json(self) -> dict[str, Any]:
+        """The answer as JSON, with SPEC §9's keys (`answer`, `sql`); what the store and `ask --json` hold."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=False)
+
+    @property
+    def succeeded_results(self) -> list[ResultTable]:
+        return [r for r in self.results if r.succeeded]
