@@ -46,7 +46,7 @@ def example_json(example: VerifiedExample) -> dict[str, Any]:
     }
 
 
-def _reviewer(session: Session, config: Settings, user: str | None) -> str:
+def admin_reviewer(session: Session, config: Settings, user: str | None) -> str:
     """Who reviews, as stored ("operator:login" or "slack:U…"); a chat user without an admin role is refused."""
     import getpass
 
@@ -84,7 +84,7 @@ def list_(
         raise TablescoutError(f"--status must be one of {', '.join(STATUSES)}, not {status!r}")
     config = settings()
     with current_store(config) as store, store.transaction() as session:
-        _reviewer(session, config, user)
+        admin_reviewer(session, config, user)
         rows = [example_json(e) for e in feedback_repo.examples(session, status)]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -118,7 +118,7 @@ def approve(
         raise TablescoutError("--sql is empty")
     config = settings()
     with current_store(config) as store, store.transaction() as session:
-        reviewer = _reviewer(session, config, user)
+        reviewer = admin_reviewer(session, config, user)
         example = _example(session, example_id)
         text = question.strip() if question is not None else example.question
         changes: dict[str, Any] = {"question": text, "sql": sql.strip() if sql is not None else example.sql}
@@ -137,7 +137,7 @@ def reject(
 
     config = settings()
     with current_store(config) as store, store.transaction() as session:
-        reviewer = _reviewer(session, config, user)
+        reviewer = admin_reviewer(session, config, user)
         example = _example(session, example_id)
         feedback_repo.review_example(session, example, "rejected", reviewer)
     console.print(f"Rejected example #{example_id}", markup=False)
@@ -153,7 +153,7 @@ def delete(
 
     config = settings()
     with current_store(config) as store, store.transaction() as session:
-        _reviewer(session, config, user)
+        admin_reviewer(session, config, user)
         _example(session, example_id)
         feedback_repo.delete_example(session, example_id)
     console.print(f"Deleted example #{example_id}", markup=False)

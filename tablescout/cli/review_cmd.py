@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from tablescout.cli.context import console, current_store, settings
-from tablescout.cli.examples_cmd import UserOption, _reviewer
+from tablescout.cli.examples_cmd import UserOption, admin_reviewer
 
 app = typer.Typer(help="The review queue: 👎 answers and notes saved in channels.", no_args_is_help=True)
 
@@ -31,7 +31,7 @@ def list_(
 
     config = settings()
     with current_store(config) as store, store.transaction() as session:
-        _reviewer(session, config, user)
+        admin_reviewer(session, config, user)
         bad: list[dict[str, Any]] = [
             {
                 "turn_id": b.turn_id,

@@ -27,7 +27,7 @@ from tests.turn_world import TurnWorld
 from tests.workers.turns.mask_world import MaskWorld, canaries, mask_world
 from workers.catalog_refresh import refresh_source
 from workers.tools.base import Conversation, ToolContext
-from workers.turns import guided
+from workers.turns import guided_answers
 from workers.turns.guided import uses_guided
 from workers.turns.selection import Selection, choose
 
@@ -201,7 +201,7 @@ def test_a_denied_table_never_enters_the_compact_schema(turn_world: TurnWorld, f
     assert not any(t.startswith("erp.EMP") for t in stored["result"]["guided"].get("tables", []))
     if stored["result"]["sql"]:  # the model named the table anyway: the SQL service refuses it
         assert stored["result"]["sql"][-1]["error"].startswith("no permission")
-        assert stored["answer"] == guided.NO_PERMISSION
+        assert stored["answer"] == guided_answers.NO_PERMISSION
     assert stored["tables_used"] == []
 
 
