@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, text
 
-from bench.harness import REPO, Timer, commit, current_run, load_average, md_table, program, read_results, write_results
+from bench.harness import REPO, Timer, current_run, load_average, md_table, program, read_results, write_results
 from core.store.embedded import start_embedded
 from tests.cli.test_startup_imports import HEAVY  # what a light command must not import
 
@@ -191,7 +191,7 @@ def main() -> None:
         finally:
             server.stop()
     entry = {
-        "commit": commit(),
+        "commit": current_run().commit,  # the commit measured: the one checked out when the run began
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),
         "cpus": os.cpu_count(),
         "load_before": load_before,
