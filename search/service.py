@@ -19,6 +19,7 @@ from core.access.users import UserRef
 from core.access.viewer_facts import ViewerReads
 from core.errors import NotFoundError
 from core.store.repositories import search_queries as queries
+from core.store.repositories import search_rows, search_stats
 from search import families
 from search.candidates import build_candidate
 from search.coverage import cover, depth
@@ -106,7 +107,7 @@ def search_tables(
     source_ids = [c.source_id for c in choices]
     if first_hits is not None:
         first_hits = [h for h in first_hits if h.source_id in source_ids]
-    common = queries.common_words(session)
+    common = search_stats.common_words(session)
     names = {c.source_id: c.name for c in choices}
     masked = MaskedHits(session, principal, names, space)
     rankings, matched, part_rankings = text_rankings(
@@ -151,14 +152,16 @@ def search_tables(
     values: dict[int, list[ValueMatch]] = {}
     if request.values:
         found = value_matches(session, request.question, source_ids)
-        values = visible_matches(principal, found, queries.tables(session, list(found), with_cards=False), names, reads)
+        values = visible_matches(
+            principal, found, search_rows.tables(session, list(found), with_cards=False), names, reads
+        )
         value_ranking = sorted(values, key=lambda t: (-max(len(m.value) for m in values[t]), -len(values[t]), t))
         rankings.append((value_ranking, VALUE_WEIGHT))
         for table_id in value_ranking:
             matched.setdefault(table_id, set()).add("value")
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
-    rows = queries.tables(session, order, with_cards=False)  # cards are read for the shown tables only
+    rows = search_rows.tables(session, order, with_cards=False)  # cards are read for the shown tables only
     allowed_order: list[int] = []
     denied: list[str] = []
     shown_at_most = min(MAX_K, request.k + ADAPTIVE_EXTRA) if request.adaptive else request.k
@@ -172,7 +175,7 @@ def search_tables(
     scores = dict(fused)
     cards = ViewerCards(principal, rows, names, reads)
     if request.rerank and note_texts and any(t in note_texts for t in allowed_order[:RERANK_DEPTH]):
-        queries.load_cards(session, rows, allowed_order[:RERANK_DEPTH])
+        search_rows.load_cards(session, rows, allowed_order[:RERANK_DEPTH])
         allowed_order, scores = rerank(encoders.reranker, request.question, allowed_order, cards, note_texts, scores)
     deferred: set[int] = set()
     if request.families:
@@ -181,7 +184,7 @@ def search_tables(
         grouped = families.group(
             allowed_order,
             rows,
-            queries.column_names(session, window),
+            search_rows.column_names(session, window),
             question_words(request.question),
             lambda t: t not in otherwise and not is_copy(rows[t]),
         )
@@ -212,7 +215,7 @@ def search_tables(
     if request.adaptive:
         k = depth(allowed_order, {*firsts, *through}, k, min(MAX_K, k + ADAPTIVE_EXTRA))
     top = take_slots(allowed_order, copies_after, rows, k)
-    queries.load_cards(session, rows, top)  # one statement for the shown tables' cards, read only now
+    search_rows.load_cards(session, rows, top)  # one statement for the shown tables' cards, read only now
     notes = readable_notes(session, principal, viewer, top, per_table=5)
     candidates = [
         build_candidate(

@@ -9,7 +9,7 @@ from sqlalchemy import Text, bindparam, delete, func, insert, select, text, upda
 from sqlalchemy.orm import Session
 
 from core.store.models import CommonWord, Note, SearchChunk, Source, SourceTable
-from core.store.repositories.search_queries import forget_search_stats
+from core.store.repositories.search_stats import forget_search_stats
 
 
 def indexable_tables(session: Session, source_id: int) -> list[tuple[int, dict[str, Any]]]:

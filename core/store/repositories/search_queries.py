@@ -1,31 +1,40 @@
-"""The queries behind table search: nearest chunks, full-text hits, note hits, and what candidates show."""
+"""The queries behind table search's rankings: nearest chunks, full-text hits, both at once, note hits, and the
+full-text rank of texts built for one reader.
+
+Choosing a search's plan (chunk counts, common words, ef_search) is `search_stats`'s; the rows a search reads besides
+its rankings (sources, tables, cards, notes) are `search_rows`'s. The names of theirs that the search code and the
+tests reach as `search_queries.<name>` are re-exported below.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ARRAY, Integer, Text, any_, func, literal, literal_column, or_, select, text, union_all
-from sqlalchemy import inspect as sa_inspect
-from sqlalchemy.orm import Session, defer
-from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy import ARRAY, Integer, any_, func, literal, select, text, union_all
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from core.access.users import UserRef
-from core.store.models import CommonWord, Note, NoteTable, SearchChunk, Source, SourceTable, TableColumn
+from core.store.models import Note, NoteTable, SearchChunk, SourceTable
 from core.store.repositories import bm25 as bm25_ranking
+from core.store.repositories.search_rows import load_cards as load_cards
+from core.store.repositories.search_rows import notes_for as notes_for
+from core.store.repositories.search_rows import sources as sources
+from core.store.repositories.search_rows import tables as tables
+from core.store.repositories.search_rows import visible_notes
+from core.store.repositories.search_stats import HNSW_EF_SEARCH as HNSW_EF_SEARCH
+from core.store.repositories.search_stats import HNSW_EF_SEARCH_MAX as HNSW_EF_SEARCH_MAX
+from core.store.repositories.search_stats import chunk_count as chunk_count
+from core.store.repositories.search_stats import common_words as common_words
+from core.store.repositories.search_stats import ef_search_for as ef_search_for
+from core.store.repositories.search_stats import search_stats as search_stats
+from core.store.repositories.search_stats import set_ef_search
 
 #: At or below this many chunks in the searched databases, the nearest chunks are found by an exact scan (complete,
 #: and with vectors stored in the row about 1 ms per 1,000 chunks on a 2-core machine); above it, by the HNSW index.
 EXACT_SCAN_MAX_CHUNKS = 20_000
-#: Chunks the HNSW index returns when every chunk may match; a search over a share of the chunks (some databases,
-#: or a user who may see only some) asks for proportionally more, so about as many of them survive the filter.
-HNSW_EF_SEARCH = 100
-#: pgvector's own limit on hnsw.ef_search (an HNSW scan returns at most ef_search chunks before versions 0.8).
-HNSW_EF_SEARCH_MAX = 1000
-_EF_SET = "tablescout.ef_search"  # session.info key: the hnsw.ef_search this transaction has set
-_STATS = "tablescout.search_stats"  # session.info key: this transaction's chunk counts and common words
 
 
 @dataclass(frozen=True)
@@ -43,64 +52,9 @@ class NoteHit:
     text: str
 
 
-@dataclass(frozen=True)
-class SearchStats:
-    """What choosing a search plan needs, read in one statement: chunks per source and the common words."""
-
-    chunks: dict[int, int]
-    common_words: frozenset[str]
-
-    def searched(self, source_ids: Sequence[int]) -> int:
-        return sum(self.chunks.get(s, 0) for s in source_ids)
-
-    @property
-    def total(self) -> int:
-        return sum(self.chunks.values())
-
-
 def _ids(source_ids: Sequence[int]) -> ColumnElement[Any]:
     """`= ANY(array)`: one statement text (and so one prepared statement) whatever the number of ids."""
     return any_(literal(list(source_ids), ARRAY(Integer)))
-
-
-def search_stats(session: Session) -> SearchStats:
-    """Chunk counts and common words, read once per transaction (indexing in the same transaction forgets them)."""
-    cached = session.info.get(_STATS)
-    if isinstance(cached, SearchStats):
-        return cached
-    counts = select(func.coalesce(func.jsonb_object_agg(Source.id, Source.chunk_count), literal_column("'{}'::jsonb")))
-    words = select(func.coalesce(func.array_agg(CommonWord.word), literal([], ARRAY(Text))))
-    row = session.execute(select(counts.scalar_subquery(), words.scalar_subquery())).one()
-    stats = SearchStats({int(k): int(v) for k, v in row[0].items()}, frozenset(row[1]))
-    session.info[_STATS] = stats
-    return stats
-
-
-def forget_search_stats(session: Session) -> None:
-    session.info.pop(_STATS, None)
-
-
-def chunk_count(session: Session, source_ids: Sequence[int]) -> int:
-    """Indexed chunks of the sources, as counted when they were last indexed."""
-    return search_stats(session).searched(source_ids)
-
-
-def common_words(session: Session) -> set[str]:
-    return set(search_stats(session).common_words)
-
-
-def ef_search_for(total: int, searched: int) -> int:
-    """How many chunks to ask the HNSW index for when `searched` of `total` chunks may match."""
-    if searched <= 0 or total <= 0:
-        return HNSW_EF_SEARCH
-    wanted = HNSW_EF_SEARCH * total / searched
-    return int(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, round(wanted))))
-
-
-def _set_ef_search(session: Session, value: int) -> None:
-    if session.info.get(_EF_SET) != value:
-        session.execute(text(f"SET LOCAL hnsw.ef_search = {int(value)}"))
-        session.info[_EF_SET] = value
 
 
 def _visible_table_ids(source_ids: Sequence[int]) -> Any:
@@ -184,7 +138,7 @@ def _semantic_statement(
     if searched <= EXACT_SCAN_MAX_CHUNKS:
         return _exact_semantic(vector, source_ids, limit)
     fetch = ef_search_for(stats.total, searched)
-    _set_ef_search(session, fetch)
+    set_ef_search(session, fetch)
     return _indexed_semantic(vector, source_ids, limit, fetch)
 
 
@@ -304,13 +258,6 @@ def hybrid_hits(
     return semantic_found, keyword_found
 
 
-def _visible_notes(platform: str | None, user_id: str | None) -> Any:
-    shared = Note.private.is_(False)
-    if platform is None:
-        return shared
-    return or_(shared, (Note.author_platform == platform) & (Note.author_id == user_id))
-
-
 def note_hits(
     session: Session,
     query: str | None,
@@ -330,7 +277,7 @@ def note_hits(
         .join(NoteTable, NoteTable.note_id == Note.id)
         .join(SourceTable, SourceTable.id == NoteTable.table_id)
         .where(SourceTable.source_id == _ids(source_ids), SourceTable.visible, Note.deleted_at.is_(None))
-        .where(_visible_notes(platform, user_id))
+        .where(visible_notes(platform, user_id))
     )
     parts = []
     if query:
@@ -347,75 +294,6 @@ def note_hits(
     rows = list(session.execute(stmt).all())
     rows.sort(key=lambda r: (r.part, -float(r.score)))
     return [NoteHit(n, t, float(score), body) for n, t, body, score, _ in rows]
-
-
-def sources(session: Session) -> list[Source]:
-    return list(session.scalars(select(Source).order_by(Source.name)))
-
-
-def tables(session: Session, table_ids: Sequence[int], *, with_cards: bool = True) -> dict[int, SourceTable]:
-    """The tables by id. `with_cards=False` leaves each card unread until `load_cards` (or, one statement per
-    table, until it is first used): a search ranks a few hundred tables and shows a few, and reading every card
-    is most of a search's store time at 10,000 tables."""
-    if not table_ids:
-        return {}
-    stmt = select(SourceTable).where(SourceTable.id.in_(table_ids))
-    if not with_cards:
-        stmt = stmt.options(defer(SourceTable.card))
-    return {t.id: t for t in session.scalars(stmt)}
-
-
-def column_names(session: Session, table_ids: Sequence[int]) -> dict[int, frozenset[str]]:
-    """Each table's column names in lower case, in one statement."""
-    if not table_ids:
-        return {}
-    names = func.array_agg(func.lower(TableColumn.name))
-    stmt = (
-        select(TableColumn.table_id, names)
-        .where(TableColumn.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
-        .group_by(TableColumn.table_id)
-    )
-    return {int(table_id): frozenset(found) for table_id, found in session.execute(stmt).all()}
-
-
-def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Sequence[int]) -> None:
-    """Read the cards of `table_ids` (rows from `tables(..., with_cards=False)`) in one statement."""
-    wanted = [t for t in dict.fromkeys(table_ids) if t in rows and "card" in sa_inspect(rows[t]).unloaded]
-    if not wanted:
-        return
-    for table_id, card in session.execute(select(SourceTable.id, SourceTable.card).where(SourceTable.id.in_(wanted))):
-        set_committed_value(rows[table_id], "card", card)
-
-
-def notes_for(
-    session: Session, table_ids: Sequence[int], viewer: UserRef | None, per_table: int
-) -> dict[int, list[Note]]:
-    """Up to `per_table` notes a viewer may read per table, newest first."""
-    if not table_ids:
-        return {}
-    platform, user_id = viewer if viewer else (None, None)
-    stmt = (
-        select(NoteTable.table_id, Note)
-        .join(Note, Note.id == NoteTable.note_id)
-        .where(NoteTable.table_id.in_(table_ids), Note.deleted_at.is_(None), _visible_notes(platform, user_id))
-        .order_by(Note.created_at.desc(), Note.id.desc())
-    )
-    found: dict[int, list[Note]] = {}
-    for table_id, note in session.execute(stmt).all():
-        bucket = found.setdefault(table_id, [])
-        if len(bucket) < per_table:
-            bucket.append(note)
-    return found
-
-
-def live_tables_of(session: Session, copy_ids: Sequence[int]) -> dict[int, int]:
-    """copy table id → its live table id, for visible live tables."""
-    if not copy_ids:
-        return {}
-    stmt = select(SourceTable.id, SourceTable.copy_of_id).where(
-        SourceTable.id.in_(copy_ids), SourceTable.copy_of_id.is_not(None)
-    )
-    return {c: int(live) for c, live in session.execute(stmt).all() if live is not None}
 
 
 def text_ranks(session: Session, keywords: Sequence[str], query: str) -> list[float | None]:

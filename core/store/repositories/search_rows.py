@@ -1,0 +1,94 @@
+"""The rows a table search reads besides its rankings: the registered sources, the tables by id (their cards read
+only for the tables shown), their column names, the notes a viewer may read on them, and copies' live tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import ARRAY, Integer, any_, func, literal, or_, select
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm.attributes import set_committed_value
+
+from core.access.users import UserRef
+from core.store.models import Note, NoteTable, Source, SourceTable, TableColumn
+
+
+def visible_notes(platform: str | None, user_id: str | None) -> Any:
+    """The condition on `Note` for the notes a viewer may read: the shared ones, and their own private ones (no
+    private ones without a viewer, `platform` None)."""
+    shared = Note.private.is_(False)
+    if platform is None:
+        return shared
+    return or_(shared, (Note.author_platform == platform) & (Note.author_id == user_id))
+
+
+def sources(session: Session) -> list[Source]:
+    """Every registered source, by name."""
+    return list(session.scalars(select(Source).order_by(Source.name)))
+
+
+def tables(session: Session, table_ids: Sequence[int], *, with_cards: bool = True) -> dict[int, SourceTable]:
+    """The tables by id. `with_cards=False` leaves each card unread until `load_cards` (or, one statement per
+    table, until it is first used): a search ranks a few hundred tables and shows a few, and reading every card
+    is most of a search's store time at 10,000 tables."""
+    if not table_ids:
+        return {}
+    stmt = select(SourceTable).where(SourceTable.id.in_(table_ids))
+    if not with_cards:
+        stmt = stmt.options(defer(SourceTable.card))
+    return {t.id: t for t in session.scalars(stmt)}
+
+
+def column_names(session: Session, table_ids: Sequence[int]) -> dict[int, frozenset[str]]:
+    """Each table's column names in lower case, in one statement."""
+    if not table_ids:
+        return {}
+    names = func.array_agg(func.lower(TableColumn.name))
+    stmt = (
+        select(TableColumn.table_id, names)
+        .where(TableColumn.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
+        .group_by(TableColumn.table_id)
+    )
+    return {int(table_id): frozenset(found) for table_id, found in session.execute(stmt).all()}
+
+
+def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Sequence[int]) -> None:
+    """Read the cards of `table_ids` (rows from `tables(..., with_cards=False)`) in one statement."""
+    wanted = [t for t in dict.fromkeys(table_ids) if t in rows and "card" in sa_inspect(rows[t]).unloaded]
+    if not wanted:
+        return
+    for table_id, card in session.execute(select(SourceTable.id, SourceTable.card).where(SourceTable.id.in_(wanted))):
+        set_committed_value(rows[table_id], "card", card)
+
+
+def notes_for(
+    session: Session, table_ids: Sequence[int], viewer: UserRef | None, per_table: int
+) -> dict[int, list[Note]]:
+    """Up to `per_table` notes a viewer may read per table, newest first."""
+    if not table_ids:
+        return {}
+    platform, user_id = viewer if viewer else (None, None)
+    stmt = (
+        select(NoteTable.table_id, Note)
+        .join(Note, Note.id == NoteTable.note_id)
+        .where(NoteTable.table_id.in_(table_ids), Note.deleted_at.is_(None), visible_notes(platform, user_id))
+        .order_by(Note.created_at.desc(), Note.id.desc())
+    )
+    found: dict[int, list[Note]] = {}
+    for table_id, note in session.execute(stmt).all():
+        bucket = found.setdefault(table_id, [])
+        if len(bucket) < per_table:
+            bucket.append(note)
+    return found
+
+
+def live_tables_of(session: Session, copy_ids: Sequence[int]) -> dict[int, int]:
+    """copy table id → its live table id, for visible live tables."""
+    if not copy_ids:
+        return {}
+    stmt = select(SourceTable.id, SourceTable.copy_of_id).where(
+        SourceTable.id.in_(copy_ids), SourceTable.copy_of_id.is_not(None)
+    )
+    return {c: int(live) for c, live in session.execute(stmt).all() if live is not None}

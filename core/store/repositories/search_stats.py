@@ -1,0 +1,80 @@
+"""What choosing a table search's plan reads: each source's chunk count and the common words, once per transaction,
+and the HNSW index's `ef_search` for a search over a share of the chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import ARRAY, Text, func, literal, literal_column, select, text
+from sqlalchemy.orm import Session
+
+from core.store.models import CommonWord, Source
+
+#: Chunks the HNSW index returns when every chunk may match; a search over a share of the chunks (some databases,
+#: or a user who may see only some) asks for proportionally more, so about as many of them survive the filter.
+HNSW_EF_SEARCH = 100
+#: pgvector's own limit on hnsw.ef_search (an HNSW scan returns at most ef_search chunks before versions 0.8).
+HNSW_EF_SEARCH_MAX = 1000
+_EF_SET = "tablescout.ef_search"  # session.info key: the hnsw.ef_search this transaction has set
+_STATS = "tablescout.search_stats"  # session.info key: this transaction's chunk counts and common words
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """What choosing a search plan needs, read in one statement: chunks per source and the common words."""
+
+    chunks: dict[int, int]
+    common_words: frozenset[str]
+
+    def searched(self, source_ids: Sequence[int]) -> int:
+        """The chunks of the given sources (0 for a source without any)."""
+        return sum(self.chunks.get(s, 0) for s in source_ids)
+
+    @property
+    def total(self) -> int:
+        """The chunks of every source."""
+        return sum(self.chunks.values())
+
+
+def search_stats(session: Session) -> SearchStats:
+    """Chunk counts and common words, read once per transaction (indexing in the same transaction forgets them)."""
+    cached = session.info.get(_STATS)
+    if isinstance(cached, SearchStats):
+        return cached
+    counts = select(func.coalesce(func.jsonb_object_agg(Source.id, Source.chunk_count), literal_column("'{}'::jsonb")))
+    words = select(func.coalesce(func.array_agg(CommonWord.word), literal([], ARRAY(Text))))
+    row = session.execute(select(counts.scalar_subquery(), words.scalar_subquery())).one()
+    stats = SearchStats({int(k): int(v) for k, v in row[0].items()}, frozenset(row[1]))
+    session.info[_STATS] = stats
+    return stats
+
+
+def forget_search_stats(session: Session) -> None:
+    """Drop this transaction's statistics, so the next search reads them again (after indexing)."""
+    session.info.pop(_STATS, None)
+
+
+def chunk_count(session: Session, source_ids: Sequence[int]) -> int:
+    """Indexed chunks of the sources, as counted when they were last indexed."""
+    return search_stats(session).searched(source_ids)
+
+
+def common_words(session: Session) -> set[str]:
+    """The words too common to search by (as counted when the sources were last indexed)."""
+    return set(search_stats(session).common_words)
+
+
+def ef_search_for(total: int, searched: int) -> int:
+    """How many chunks to ask the HNSW index for when `searched` of `total` chunks may match."""
+    if searched <= 0 or total <= 0:
+        return HNSW_EF_SEARCH
+    wanted = HNSW_EF_SEARCH * total / searched
+    return int(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, round(wanted))))
+
+
+def set_ef_search(session: Session, value: int) -> None:
+    """Set hnsw.ef_search for the rest of the transaction, unless it is set to `value` already."""
+    if session.info.get(_EF_SET) != value:
+        session.execute(text(f"SET LOCAL hnsw.ef_search = {int(value)}"))
+        session.info[_EF_SET] = value
