@@ -1,0 +1,81 @@
+"""One answer, every surface: Slack's table block, Slack's monospace table, the Teams card, the console and the
+guided path's answer text show each result cell the same way (`core.answer.values`)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+
+from bot.console import ConsoleView
+from bot.slack.blocks import answer_blocks, result_table
+from bot.teams.cards import answer_card
+from core.answer.model import Answer, ResultTable
+from core.answer.values import ValueKind as K
+from workers.tools.base import SqlRecord
+from workers.turns.guided_answers import rows_answer
+
+COLUMNS = ["ORD_ID", "ORD_YEAR", "ORDERS", "TOT_AMT", "AVG_QTY", "SHIP_DT", "PAID", "NOTE"]
+KINDS = [K.IDENTIFIER, K.YEAR, K.COUNT, K.AMOUNT, K.NUMBER, K.DATE, K.BOOLEAN, K.TEXT]
+ROWS: list[list[Any]] = [
+    [10234, 2024, 4750, 3691987750.5, 3.14159, "2024-03-01T00:00:00", True, None],
+    [10235, 2023, 12, 12, 0.5, "2024-03-02T09:30:00", False, "rush"],
+]
+EXPECTED = [
+    ["10234", "2024", "4,750", "3,691,987,750.50", "3.14", "2024-03-01", "yes", "\u2014"],
+    ["10235", "2023", "12", "12.00", "0.5", "2024-03-02 09:30", "no", "rush"],
+]
+TABLE = ResultTable(database="erp", sql="SELECT ...", columns=COLUMNS, kinds=list(KINDS), rows=ROWS)
+ANSWER = Answer(status="answered", text="Two orders.", tables_used=["erp.ORD_MST"], results=[TABLE])
+
+
+def test_the_shared_cells_are_the_expected_ones() -> None:
+    assert TABLE.cells() == EXPECTED
+
+
+def test_slack_table_block_shows_the_shared_cells() -> None:
+    [table] = [b for b in answer_blocks(ANSWER) if b["type"] == "table"]
+    rows = [[cell["text"] for cell in row] for row in table["rows"]]
+    assert rows == [COLUMNS, *EXPECTED]
+
+
+def test_slack_monospace_table_shows_the_shared_cells_in_order() -> None:
+    few = TABLE.model_copy(update={"columns": COLUMNS[:4], "kinds": KINDS[:4], "rows": [r[:4] for r in ROWS]})
+    lines = result_table(few).split("\n")
+    assert [line.split() for line in lines[2:]] == [row[:4] for row in EXPECTED]
+
+
+def test_teams_card_shows_the_shared_cells() -> None:
+    card = answer_card(ANSWER)
+    rows = [
+        [_texts(column) for column in element["columns"]]
+        for element in card["body"]
+        if element.get("type") == "ColumnSet"
+    ]
+    shown = len(rows[0])  # the card shows the first MAX_COLUMNS columns
+    assert rows == [COLUMNS[:shown], *[row[:shown] for row in EXPECTED]]
+
+
+def test_console_shows_the_shared_cells() -> None:
+    table = ConsoleView(Console(file=io.StringIO())).rows(TABLE, "SQL on erp")
+    columns = [[str(cell) for cell in column.cells] for column in table.columns]
+    assert [list(row) for row in zip(*columns, strict=True)] == EXPECTED
+
+
+def test_the_guided_answer_text_shows_the_shared_cells() -> None:
+    record = SqlRecord("erp", "SELECT ...", COLUMNS, ROWS, False, None, list(KINDS))
+    lines = rows_answer(record, ["erp.ORD_MST"]).split("\n")
+    assert [line.split(" | ") for line in lines[2:]] == EXPECTED
+
+
+def _texts(element: Any) -> str:
+    found: list[str] = []
+    if isinstance(element, dict):
+        if element.get("type") in ("TextBlock", "TextRun"):
+            found.append(element["text"])
+        for value in element.values():
+            found.append(_texts(value))
+    elif isinstance(element, list):
+        found += [_texts(value) for value in element]
+    return "".join(found)
