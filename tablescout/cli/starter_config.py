@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 STARTER = """\
-# tablescout configuration. Service URLs and secrets come from environment variables (see README);
+# tablescout configuration. Service URLs and secrets come from environment variables (see docs/configuration.md);
 # this file holds sources, roles and directory-group mappings.
 #
 # roles: what each role may see. Table patterns are shell-style and case-insensitive: TABLE (or ORD_*) means the
 # default schema, rpt.TABLE or rpt.* another schema, *.TABLE every schema, "*" everything; a deny without a schema
 # covers every schema and beats an allow; a user may see what any of their roles allows. A grant may also carry
-# row_filters, column_masks and catalog: true (see the README's row filters and column masks).
+# row_filters, column_masks and catalog: true (see docs/configuration.md, "Row filters and column masks").
 #   analyst:
 #     grants:
 #       - database: erp
