@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -134,12 +133,6 @@ class BiEncoderReranker:
             return []
         vectors = self._embedder.embed([question, *documents])
         return [float(v) for v in vectors[1:] @ vectors[0]]
-
-
-@cache
-def shared_embedder(model_path: str | None = None) -> SentenceEmbedder:
-    """One torch embedder per process and model (loading takes seconds)."""
-    return SentenceEmbedder(model_path)
 
 
 def make_embedder(

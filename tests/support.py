@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.access.mask_key import ensure_key_file
+from core.access.permissions import Principal
+from core.config.file import ConfigFile, read_document, validate_document
 from core.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -65,6 +67,16 @@ def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subpro
         timeout=120,
         check=False,
     )
+
+
+def role_names(principal: Principal) -> tuple[str, ...]:
+    """The names of the roles a principal was resolved to, in order."""
+    return tuple(role.name for role in principal.roles)
+
+
+def load_config(path: Path) -> ConfigFile:
+    """The configuration file at `path`, read and validated as every process reads it."""
+    return validate_document(path, read_document(path))
 
 
 @functools.cache

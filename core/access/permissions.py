@@ -107,10 +107,6 @@ class Principal:
         return cls(platform="operator", user_id="operator", roles=(), operator=True)
 
     @property
-    def role_names(self) -> tuple[str, ...]:
-        return tuple(r.name for r in self.roles)
-
-    @property
     def is_admin(self) -> bool:
         return self.operator or any(r.admin for r in self.roles)
 

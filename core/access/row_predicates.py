@@ -45,10 +45,6 @@ class Predicate:
     attributes: tuple[str, ...]  # marker i stands for attributes[i]
     lists: frozenset[int]  # markers written as `IN {user.x}`: a list of values
 
-    @property
-    def attribute_names(self) -> frozenset[str]:
-        return frozenset(self.attributes)
-
 
 def marker(index: int) -> str:
     return f"{MARKER_PREFIX}{index}__"

@@ -111,7 +111,3 @@ class Answer(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The answer as JSON, with SPEC §9's keys (`answer`, `sql`); what the store and `ask --json` hold."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=False)
-
-    @property
-    def succeeded_results(self) -> list[ResultTable]:
-        return [r for r in self.results if r.succeeded]

@@ -231,10 +231,6 @@ def validate_document(path: Path, document: CommentedMap) -> ConfigFile:
     return config
 
 
-def load_config_file(path: Path) -> ConfigFile:
-    return validate_document(path, read_document(path))
-
-
 def write_document(path: Path, document: CommentedMap) -> None:
     """Validate, then replace the file atomically, keeping the user's comments and order."""
     validate_document(path, document)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from core.config.file import load_config_file
 from core.errors import ConfigError
+from tests.support import load_config
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -15,7 +15,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_missing_file_is_an_empty_configuration(tmp_path: Path) -> None:
-    config = load_config_file(tmp_path / "absent.yaml")
+    config = load_config(tmp_path / "absent.yaml")
     assert config.sources == {}
     assert config.roles == {}
     assert config.default_role is None
@@ -41,7 +41,7 @@ groups:
 default_role: analyst
 """,
     )
-    config = load_config_file(path)
+    config = load_config(path)
     assert config.source_for("ORDERS") == "erp"
     assert config.roles["analyst"].grants[0].allow == ["*"]
     assert config.groups[0].roles == ["analyst"]
@@ -59,26 +59,26 @@ roles:
 """,
     )
     with pytest.raises(ConfigError) as info:
-        load_config_file(path)
+        load_config(path)
     assert f"{path}:5: roles.analyst.grants.0.alow: unknown key" in str(info.value)
 
 
 def test_unknown_top_level_key(tmp_path: Path) -> None:
     path = write(tmp_path, "sources: {}\ndefault_roles: analyst\n")
     with pytest.raises(ConfigError, match=r"tablescout.yaml:2: default_roles: unknown key"):
-        load_config_file(path)
+        load_config(path)
 
 
 def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "sources:\n  erp:\n    url: [unclosed\n")
     with pytest.raises(ConfigError, match=r"tablescout.yaml:\d+: not valid YAML"):
-        load_config_file(path)
+        load_config(path)
 
 
 def test_a_list_at_top_level_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "- sources\n")
     with pytest.raises(ConfigError, match="must be a mapping"):
-        load_config_file(path)
+        load_config(path)
 
 
 def test_undefined_role_in_group_mapping_and_default(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ default_role: guest
 """,
     )
     with pytest.raises(ConfigError) as info:
-        load_config_file(path)
+        load_config(path)
     message = str(info.value)
     assert f"{path}:6: groups.0.roles: role 'auditor' is not defined under roles" in message
     assert f"{path}:7: default_role: role 'guest' is not defined under roles" in message
@@ -115,7 +115,7 @@ groups:
 """,
     )
     with pytest.raises(ConfigError) as info:
-        load_config_file(path)
+        load_config(path)
     message = str(info.value)
     assert ":3: roles.analyst.admin:" in message
     assert ":5: groups.0.platform:" in message
@@ -134,20 +134,20 @@ sources:
 """,
     )
     with pytest.raises(ConfigError, match="'billing' is used by both 'erp' and 'billing'"):
-        load_config_file(path)
+        load_config(path)
 
 
 def test_bad_source_name(tmp_path: Path) -> None:
     path = write(tmp_path, "sources:\n  'my erp':\n    url: sqlite:////a.sqlite\n")
     with pytest.raises(ConfigError, match="must start with a letter"):
-        load_config_file(path)
+        load_config(path)
 
 
 def test_unreadable_bytes(tmp_path: Path) -> None:
     path = tmp_path / "tablescout.yaml"
     path.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(ConfigError, match="cannot read the configuration file"):
-        load_config_file(path)
+        load_config(path)
 
 
 GRANT_HEAD = "roles:\n  r:\n    grants:\n      - database: erp\n"
@@ -170,7 +170,7 @@ roles:
 
 
 def test_row_filters_and_column_masks_in_the_documented_shape(tmp_path: Path) -> None:
-    grant = load_config_file(write(tmp_path, ROW_POLICY)).roles["busan_sales"].grants[0]
+    grant = load_config(write(tmp_path, ROW_POLICY)).roles["busan_sales"].grants[0]
     assert grant.row_filters["ORD_MST"] == "SHIP_CITY = {user.city}"
     assert grant.row_filters["SALES_*"] == "REGION_CD = 'KR-26'"
     assert grant.column_masks == {
@@ -201,7 +201,7 @@ def test_a_bad_row_filter_names_file_line_and_key(tmp_path: Path, line: str, pro
     )
     key = line.split(":")[0]
     with pytest.raises(ConfigError) as info:
-        load_config_file(path)
+        load_config(path)
     message = str(info.value)
     assert f"{path}:6: roles.r.grants.0.row_filters.{key}: " in message
     assert problem in message
@@ -222,7 +222,7 @@ def test_a_bad_column_mask_names_file_line_and_key(tmp_path: Path, line: str, pr
     )
     key = line.split(":")[0]
     with pytest.raises(ConfigError) as info:
-        load_config_file(path)
+        load_config(path)
     assert f"{path}:6: roles.r.grants.0.column_masks.{key}: {problem}" in str(info.value)
 
 

@@ -16,7 +16,7 @@ from search import encoder_onnx, encoder_use
 from search.encoder_cache import EncoderIntegrityError
 from search.encoder_onnx import OnnxEmbedder, prepare
 from search.encoder_use import UseEmbedder
-from search.encoders import SentenceEmbedder, embedder_for, make_embedder, shared_embedder
+from search.encoders import SentenceEmbedder, embedder_for, make_embedder
 
 TEXTS = [
     "how many orders were placed in 2024?",
@@ -178,7 +178,6 @@ def test_settings_choose_the_encoder_and_it_is_shared(home: Path) -> None:
     assert embedder_for(Settings(home=home)) is chosen
     torch_one = make_embedder("minilm", home, None, 128)
     assert isinstance(torch_one, SentenceEmbedder)
-    assert shared_embedder() is shared_embedder()
     with pytest.raises(ConfigError, match="unknown embedding encoder 'bert'; tablescout knows minilm-int8"):
         make_embedder("bert", home)
 

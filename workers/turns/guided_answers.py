@@ -80,7 +80,3 @@ def ambiguity_question(databases: Sequence[tuple[str, str]]) -> str:
         f"This could be answered from more than one database: {joined}. Which one do you mean? "
         "Mention it in your question (for example with @database) and I will answer from it."
     )
-
-
-def out_of_time_answer() -> str:
-    return "I could not finish this answer in time. Please ask again, perhaps more narrowly."

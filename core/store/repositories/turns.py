@@ -103,10 +103,6 @@ def create_turn(
     return turn
 
 
-def get_turn(session: Session, turn_id: int) -> Turn | None:
-    return session.get(Turn, turn_id)
-
-
 @dataclass(frozen=True)
 class Claim:
     outcome: Literal["claimed", "busy", "finished", "missing"]
@@ -257,10 +253,6 @@ def earlier_turns(session: Session, conversation_id: int, before_turn_id: int, l
         .limit(limit)
     )
     return list(rows)[::-1]
-
-
-def rounds_of(session: Session, turn_id: int) -> list[Round]:
-    return list(session.scalars(select(Round).where(Round.turn_id == turn_id).order_by(Round.ordinal)))
 
 
 def tool_calls_of(session: Session, turn_id: int) -> list[ToolCall]:

@@ -26,6 +26,7 @@ from tests.fakes.directory_servers import (
     GraphUser,
     SlackGroup,
 )
+from tests.support import role_names
 
 
 def seed(slack: FakeSlackServer, graph: FakeGraphServer | None = None) -> None:
@@ -56,7 +57,7 @@ def test_every_configured_platform_is_synced_and_committed(
         ("teams", 2, 2, 2, None),
     ]
     with scratch_store.transaction() as session:
-        assert resolve_principal(session, settings.file, "slack", "U_ANNA").role_names == ("hr",)
+        assert role_names(resolve_principal(session, settings.file, "slack", "U_ANNA")) == ("hr",)
         assert resolve_principal(session, settings.file, "teams", "aad-1").may_see("erp", "EMP_MST")
         assert not resolve_principal(session, settings.file, "teams", "aad-2").may_see("erp", "EMP_MST")
 

@@ -17,10 +17,10 @@ from sqlalchemy import create_engine, text
 from catalog.analysis import AnalysisOptions
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import directory
-from search.encoders import BiEncoderReranker, shared_embedder
+from search.encoders import BiEncoderReranker
 from search.service import Encoders
 from tests.catalog.analysis_support import new_installation
-from tests.support import MARIADB_SERVER, POSTGRES_SERVER, isolated_settings
+from tests.support import MARIADB_SERVER, POSTGRES_SERVER, default_embedder, isolated_settings
 from tests.turn_world import TurnWorld
 from workers.catalog_refresh import refresh_source
 
@@ -142,7 +142,7 @@ def leak_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFa
     config.write_text(config.read_text() + ROLES)
     assert installation.settings.database_url is not None
     installation.settings = isolated_settings(home, database_url=installation.settings.database_url.get_secret_value())
-    embedder = shared_embedder(None)
+    embedder = default_embedder()
     for source in databases.values():
         report = refresh_source(installation.settings, installation.store, source, AnalysisOptions(), embedder=embedder)
         assert report.analysis.error is None

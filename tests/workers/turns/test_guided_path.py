@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from catalog.analysis import AnalysisOptions
 from core.access.permissions import Principal
 from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
+from core.store.models import Round
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import turns as turn_repo
 from search.candidates import Candidate
@@ -97,7 +99,7 @@ def test_search_compact_schema_one_sql_and_an_answer_from_the_rows(
     assert "codes: " in sql_prompt  # code meanings from the card
     with turn_world.installation.store.transaction() as session:
         calls = [(c.tool, c.arguments) for c in turn_repo.tool_calls_of(session, turn_id)]
-        rounds = turn_repo.rounds_of(session, turn_id)
+        rounds = list(session.scalars(select(Round).where(Round.turn_id == turn_id).order_by(Round.ordinal)))
     assert calls[0] == ("search_tables", {"question": question})
     assert calls[-1] == ("run_sql", {"database": "erp", "sql": ORDERS_2024})
     assert len(rounds) == result["rounds"]
