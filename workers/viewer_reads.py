@@ -37,8 +37,9 @@ from core.store.repositories import sources as source_repo
 from workers.sql.engines import engine_for
 from workers.sql.guard import SqlRefused, check_query, dialect_for
 from workers.sql.limits import SqlLimits
+from workers.sql.policy_refusals import PolicyRefused
 from workers.sql.readonly import ExecutionError, ExecutionRefused, ExecutionTimeout, execute_read_only
-from workers.sql.row_filters import PolicyRefused, apply_data_policies
+from workers.sql.row_filters import apply_data_policies
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,9 @@ from workers.sql.access import AccessDenied, AccessRefused, check_access
 from workers.sql.engines import engine_for
 from workers.sql.guard import CheckedQuery, SqlRefused, check_query, dialect_for, is_system_table
 from workers.sql.limits import SqlLimits
+from workers.sql.policy_refusals import PolicyDenied, PolicyRefused
 from workers.sql.readonly import ExecutionError, ExecutionRefused, ExecutionTimeout, execute_read_only
-from workers.sql.row_filters import PolicyDenied, PolicyRefused, apply_data_policies
+from workers.sql.row_filters import apply_data_policies
 from workers.sql.sqlite_printf import checked_printf
 
 log = logging.getLogger(__name__)
