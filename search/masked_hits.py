@@ -117,7 +117,7 @@ class MaskedHits:
 
     def keyword(self, hits: list[queries.Hit], query: str, bm25: bool = False) -> list[queries.Hit]:
         """Keyword hits with such tables ranked on their best chunk as the reader sees it (and dropped when none
-        matches): by BM25 with `bm25` (as `queries.keyword_hits` ranks), else by `ts_rank_cd`."""
+        matches): by BM25 with `bm25` (as `queries.keyword_hits_of` ranks), else by `ts_rank_cd`."""
         if not self.active:
             return hits
         self._load([h.table_id for h in hits])

@@ -127,7 +127,7 @@ def test_hybrid_hits_are_both_rankings_in_one_statement(session: Session, catalo
     query = _unit(catalog["rng"])
     sources = catalog["sources"]
     semantic = queries.semantic_hits(session, query, sources, 8)
-    keyword = queries.keyword_hits(session, "invoice | ledger", sources, 8)
+    keyword = queries.keyword_hits_of(session, ["invoice | ledger"], sources, 8)[0]
     assert keyword
     assert semantic
     with statements(session) as sent:
@@ -171,7 +171,7 @@ def test_semantic_among_ranks_only_the_given_tables_for_each_vector_in_one_state
 
 def test_keyword_hits_leave_out_invisible_tables_and_other_sources(session: Session, catalog: dict[str, Any]) -> None:
     first = catalog["sources"][0]
-    hits = queries.keyword_hits(session, "payment", [first], 50)
+    hits = queries.keyword_hits_of(session, ["payment"], [first], 50)[0]
     assert hits
     assert all(catalog["owner"][h.table_id] == first for h in hits)
     assert catalog["invisible"].isdisjoint(h.table_id for h in hits)  # table 3's words are "payment"
@@ -217,7 +217,7 @@ def test_text_ranks_rank_each_text_like_a_stored_chunk_in_one_statement(
     session: Session, catalog: dict[str, Any]
 ) -> None:
     first = catalog["sources"][0]
-    stored = {h.table_id: h.score for h in queries.keyword_hits(session, "customer & payment", [first], 50)}
+    stored = {h.table_id: h.score for h in queries.keyword_hits_of(session, ["customer & payment"], [first], 50)[0]}
     table_id = next(iter(stored))
     texts = session.scalars(
         text("SELECT text FROM search_chunks WHERE table_id = :t ORDER BY ordinal"), {"t": table_id}

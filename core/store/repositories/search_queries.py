@@ -199,16 +199,11 @@ def _keyword_statement(query: str, source_ids: Sequence[int], limit: int, bm25: 
     )
 
 
-def keyword_hits(session: Session, query: str, source_ids: Sequence[int], limit: int, bm25: bool = False) -> list[Hit]:
-    """Tables by their best chunk's full-text rank for any query word (`query` is a to_tsquery expression): BM25
-    with `bm25`, else `ts_rank_cd`."""
-    return keyword_hits_of(session, [query], source_ids, limit, bm25)[0]
-
-
 def keyword_hits_of(
     session: Session, queries: Sequence[str], source_ids: Sequence[int], limit: int, bm25: bool = False
 ) -> list[list[Hit]]:
-    """`keyword_hits` of each query (to_tsquery expressions), in one statement."""
+    """Tables by their best chunk's full-text rank for any word of each query (to_tsquery expressions), in one
+    statement: BM25 with `bm25`, else `ts_rank_cd`."""
     if not queries or not source_ids:
         return [[] for _ in queries]
     parts = []
@@ -233,7 +228,7 @@ def hybrid_hits(
     bm25: bool = False,
     multilingual: bool = False,
 ) -> tuple[list[Hit], list[Hit]]:
-    """`semantic_hits` and `keyword_hits` of one text in one statement (one round trip instead of two); a ranking
+    """`semantic_hits` and `keyword_hits_of` of one text in one statement (one round trip instead of two); a ranking
     whose input is None is not computed and comes back empty."""
     if not source_ids or (vector is None and not query):
         return [], []

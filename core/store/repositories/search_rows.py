@@ -82,13 +82,3 @@ def notes_for(
         if len(bucket) < per_table:
             bucket.append(note)
     return found
-
-
-def live_tables_of(session: Session, copy_ids: Sequence[int]) -> dict[int, int]:
-    """copy table id → its live table id, for visible live tables."""
-    if not copy_ids:
-        return {}
-    stmt = select(SourceTable.id, SourceTable.copy_of_id).where(
-        SourceTable.id.in_(copy_ids), SourceTable.copy_of_id.is_not(None)
-    )
-    return {c: int(live) for c, live in session.execute(stmt).all() if live is not None}
