@@ -23,14 +23,13 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from bot.outbound import DeliveryFailed, Destination, OpenStream, Outbound, Outbounds
 from core.answer.model import Answer
 from core.store.database import Store
-from core.store.models import Conversation, OutboxMessage, Turn
+from core.store.models import OutboxMessage
+from core.store.repositories import conversations, outbox
 from core.store.repositories.turns import CHAT_PLATFORMS, now
 
 log = logging.getLogger(__name__)
@@ -46,11 +45,7 @@ BACKOFF_S = (2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 
 def destination(session: Session, turn_id: int) -> Destination | None:
     """Where turn `turn_id`'s messages go; None for a console turn (or a turn that no longer exists)."""
-    row = session.execute(
-        select(Conversation.platform, Conversation.channel_id, Conversation.thread_id, Conversation.reference)
-        .join(Turn, Turn.conversation_id == Conversation.id)
-        .where(Turn.id == turn_id)
-    ).first()
+    row = conversations.thread_of_turn(session, turn_id)
     if row is None or row.platform not in CHAT_PLATFORMS:
         return None
     return Destination(row.platform, row.channel_id, row.thread_id, row.reference)
@@ -132,18 +127,14 @@ class Delivery:
 def deliver_answer(store: Store, outbounds: Outbounds, turn_id: int) -> Delivery:
     """Post turn `turn_id`'s pending answer (replacing its status message); record what happened."""
     with store.transaction() as session:
-        row = session.scalars(
-            select(OutboxMessage)
-            .where(OutboxMessage.turn_id == turn_id, OutboxMessage.kind == "answer")
-            .with_for_update(skip_locked=True)
-        ).first()
+        row = outbox.locked_answer(session, turn_id)
         if row is None or row.status != "pending":
             return Delivery("nothing")
         to = destination(session, turn_id)
         if to is None:
             row.status, row.last_error = "failed", "the turn has no chat conversation to answer in"
             return Delivery("failed", error=row.last_error)
-        target = row.message_id or _status_message_id_in(session, turn_id)
+        target = row.message_id or outbox.status_message_id(session, turn_id)
         open_stream = None
         stream = _stream_in(session, turn_id) if to.assistant and row.message_id is None else None
         if stream is not None and stream[1] == STREAM_OPEN:
@@ -187,55 +178,27 @@ def _attempt_failed(row: OutboxMessage, turn_id: int, error: str, *, final: bool
 def pending_answers(store: Store, older_than_s: float, limit: int = 100) -> list[int]:
     """Turns whose answer is still pending and was last tried (or queued) at least `older_than_s` ago."""
     with store.transaction() as session:
-        rows = session.execute(
-            select(OutboxMessage.turn_id, OutboxMessage.created_at, OutboxMessage.updated_at)
-            .where(OutboxMessage.kind == "answer", OutboxMessage.status == "pending")
-            .order_by(OutboxMessage.id)
-            .limit(limit * 4)
-        ).all()
+        rows = outbox.pending_answers(session, limit * 4)
     cutoff = now().timestamp() - older_than_s
-    due = [r.turn_id for r in rows if (r.updated_at or r.created_at).timestamp() <= cutoff and r.turn_id]
+    due = [r.turn_id for r in rows if r.last_tried.timestamp() <= cutoff and r.turn_id]
     return due[:limit]
 
 
 def _status_message_id(store: Store, turn_id: int) -> str | None:
     with store.transaction() as session:
-        return _status_message_id_in(session, turn_id)
-
-
-def _status_message_id_in(session: Session, turn_id: int) -> str | None:
-    return session.scalar(
-        select(OutboxMessage.message_id).where(OutboxMessage.turn_id == turn_id, OutboxMessage.kind == "status")
-    )
+        return outbox.status_message_id(session, turn_id)
 
 
 def _record_status(store: Store, turn_id: int, message_id: str, text: str) -> None:
     with store.transaction() as session:
-        session.execute(
-            insert(OutboxMessage)
-            .values(
-                turn_id=turn_id,
-                kind="status",
-                payload={"text": text},
-                status="sent",
-                message_id=message_id,
-                sent_at=now(),
-            )
-            .on_conflict_do_update(
-                index_elements=["turn_id", "kind"], set_={"message_id": message_id, "updated_at": now()}
-            )
-        )
+        outbox.record_status_message(session, turn_id, message_id, text)
 
 
 Stream = tuple[str, str, list[dict[str, str]]]  # (ts, state, tasks) of a stream the turn's task updates opened
 
 
 def _stream_in(session: Session, turn_id: int) -> Stream | None:
-    row = session.execute(
-        select(OutboxMessage.message_id, OutboxMessage.payload).where(
-            OutboxMessage.turn_id == turn_id, OutboxMessage.kind == "status"
-        )
-    ).first()
+    row = outbox.status_row(session, turn_id)
     if row is None or not row.message_id or not isinstance(row.payload, dict) or "stream" not in row.payload:
         return None
     tasks = [
@@ -254,13 +217,4 @@ def _stream_in_store(store: Store, turn_id: int) -> Stream | None:
 def _record_stream(store: Store, turn_id: int, message_id: str, state: str, tasks: list[dict[str, str]]) -> None:
     payload = {"text": "task stream", "stream": state, "tasks": tasks}
     with store.transaction() as session:
-        session.execute(
-            insert(OutboxMessage)
-            .values(
-                turn_id=turn_id, kind="status", payload=payload, status="sent", message_id=message_id, sent_at=now()
-            )
-            .on_conflict_do_update(
-                index_elements=["turn_id", "kind"],
-                set_={"message_id": message_id, "payload": payload, "updated_at": now()},
-            )
-        )
+        outbox.record_stream(session, turn_id, message_id, payload)

@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal, resolve_principal
 from core.config.file import ConfigFile
-from core.store.models import DirectoryGroup, DirectoryUser, GroupMembership, Turn, VerifiedExample
+from core.config.settings import Settings
+from core.store.models import Turn, VerifiedExample
+from core.store.repositories import directory
 from core.store.repositories import feedback as feedback_repo
 
 RATINGS = frozenset({"good", "bad"})
@@ -99,6 +100,18 @@ def _last_successful_run(result: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def question_embedder(settings: Settings) -> Callable[[str], list[float]]:
+    """What `review_example` embeds an approved example's question with: the encoder table search uses (so the
+    example is retrieved in the same vector space), loaded on the first approval rather than here."""
+
+    def embed(text: str) -> list[float]:
+        from search.encoders import embedder_for
+
+        return [float(v) for v in embedder_for(settings).embed([text])[0]]
+
+    return embed
+
+
 def may_review(principal: Principal, example: VerifiedExample) -> bool:
     """An admin who may see every table the example reads (so its question and SQL may be shown to them)."""
     return principal.is_admin and all(
@@ -114,20 +127,13 @@ def example_reviewers(session: Session, config: ConfigFile, platform: str, examp
     wanted = [m for m in config.groups if m.platform == platform and admin_roles & set(m.roles)]
     if not wanted:
         return []
-    rows = session.execute(
-        select(DirectoryUser.user_id, DirectoryGroup.group_id, DirectoryGroup.handle)
-        .join(GroupMembership, GroupMembership.user_id == DirectoryUser.id)
-        .join(DirectoryGroup, DirectoryGroup.id == GroupMembership.group_id)
-        .where(DirectoryUser.platform == platform, DirectoryUser.deactivated.is_(False))
-        .order_by(DirectoryUser.user_id)
-    ).all()
     candidates: list[str] = []
-    for user_id, group_id, handle in rows:
+    for member in directory.active_memberships(session, platform):
         for mapping in wanted:
-            named = mapping.group.removeprefix("@").casefold() == (handle or "").casefold()
-            matches = mapping.group == group_id or (mapping.group.startswith("@") and named)
-            if matches and user_id not in candidates:
-                candidates.append(user_id)
+            named = mapping.group.removeprefix("@").casefold() == (member.handle or "").casefold()
+            matches = mapping.group == member.group_id or (mapping.group.startswith("@") and named)
+            if matches and member.user_id not in candidates:
+                candidates.append(member.user_id)
     reviewers = [u for u in candidates if may_review(resolve_principal(session, config, platform, u), example)]
     return reviewers[:MAX_REVIEWERS]
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from bot.messages import parse_message, too_long
-from core.store.models import OutboxMessage, ProcessedEvent
+from core.store.repositories import outbox, processed_events
 from core.store.repositories import sources as source_repo
 from core.store.repositories import turns as turn_repo
 from core.text.storable_text import storable, storable_value
@@ -65,18 +63,8 @@ def storable_message(message: IncomingMessage) -> IncomingMessage:
 def accept(session: Session, message: IncomingMessage) -> Accepted:
     """Store the message as a turn and its job (or recognise a redelivery); the caller commits, then acknowledges."""
     message = storable_message(message)
-    first = session.execute(
-        insert(ProcessedEvent)
-        .values(platform=message.platform, event_id=message.event_id)
-        .on_conflict_do_nothing(index_elements=["platform", "event_id"])
-        .returning(ProcessedEvent.event_id)
-    ).first()
-    if first is None:
-        earlier = session.scalar(
-            select(ProcessedEvent.turn_id).where(
-                ProcessedEvent.platform == message.platform, ProcessedEvent.event_id == message.event_id
-            )
-        )
+    if not processed_events.first_seen(session, message.platform, message.event_id):
+        earlier = processed_events.turn_of(session, message.platform, message.event_id)
         return Accepted(turn_id=earlier, duplicate=True)
     parsed = parse_message(
         message.text, labels=source_repo.labels(session), bot_user_id=message.bot_user_id, bot_name=message.bot_name
@@ -112,10 +100,6 @@ def accept(session: Session, message: IncomingMessage) -> Accepted:
         pins=parsed.pins,
         intent="note" if remember else "question",
     )
-    session.add(OutboxMessage(turn_id=turn.id, kind="job", payload={"task": TURN_TASK, "turn_id": turn.id}))
-    session.execute(
-        update(ProcessedEvent)
-        .where(ProcessedEvent.platform == message.platform, ProcessedEvent.event_id == message.event_id)
-        .values(turn_id=turn.id)
-    )
+    outbox.queue_job(session, turn.id, {"task": TURN_TASK, "turn_id": turn.id})
+    processed_events.link_turn(session, message.platform, message.event_id, turn.id)
     return Accepted(turn_id=turn.id)

@@ -12,10 +12,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import select
-
 from core.store.database import Store
-from core.store.models import OutboxMessage
+from core.store.repositories import outbox
 from core.store.repositories.turns import now
 
 log = logging.getLogger(__name__)
@@ -28,13 +26,7 @@ SWEEP_S = 1.0
 def publish_pending(store: Store, send: Send, limit: int = BATCH) -> int:
     """Publish up to `limit` pending jobs (oldest first, rows locked so two relays never publish the same one)."""
     with store.transaction() as session:
-        rows = session.scalars(
-            select(OutboxMessage)
-            .where(OutboxMessage.kind == "job", OutboxMessage.status == "pending")
-            .order_by(OutboxMessage.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        ).all()
+        rows = outbox.pending_jobs(session, limit)
         for row in rows:
             row.attempts += 1
             send(str(row.payload["task"]), [row.payload["turn_id"]])

@@ -16,7 +16,6 @@ from typing import Any
 
 from aiohttp import web
 from celery import Celery
-from sqlalchemy import text
 
 from bot.feedback import answer_clicked, reason_given
 from bot.intake import Accepted, IncomingMessage, accept
@@ -34,6 +33,7 @@ from bot.teams.adapter import (
 from core.config.settings import Settings
 from core.errors import ConfigError
 from core.store.database import Store
+from core.store.repositories import health
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class BotServer:
         not help (a new process refuses to start on the invalid file)."""
         config = await asyncio.to_thread(self._config_health)
         try:
-            await asyncio.to_thread(self._ping_store)
+            await asyncio.to_thread(health.ping, self.store.engine)
         except Exception as exc:
             log.warning("health check: metadata store unreachable: %s", exc)
             body = {"status": "unavailable", "store": "unreachable", "config": config} | self.surfaces()
@@ -156,10 +156,6 @@ class BotServer:
             return self.settings.config_state().health()
         except ConfigError as exc:  # never valid in this process (it was not started through load_settings)
             return {"state": "invalid", "path": str(self.settings.config_path), "error": str(exc)}
-
-    def _ping_store(self) -> None:
-        with self.store.engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
 
     async def slack_events(self, request: web.Request) -> web.Response:
         assert self.slack is not None

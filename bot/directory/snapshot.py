@@ -11,15 +11,12 @@ gone after the sync.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import ARRAY, Integer, bindparam, delete, func, not_, select
-from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
-from core.store.models import DirectoryGroup, DirectoryUser
 from core.store.repositories import directory
 
 
@@ -90,25 +87,10 @@ class SyncReport:
         }
 
 
-def _lock_platform(session: Session, platform: str) -> None:
-    """Serialise syncs of one platform (the scheduled task and a command may overlap) until the transaction ends."""
-    session.execute(select(func.pg_advisory_xact_lock(func.hashtext(f"tablescout.directory.{platform}"))))
-
-
-def _delete_others(
-    session: Session, model: type[DirectoryUser] | type[DirectoryGroup], platform: str, keep: Iterable[int]
-) -> int:
-    # One array parameter, however many rows are kept.
-    kept = bindparam("kept", sorted(set(keep)), type_=ARRAY(Integer))
-    result = session.execute(delete(model).where(model.platform == platform, not_(model.id == func.any(kept))))
-    assert isinstance(result, CursorResult)
-    return int(result.rowcount)
-
-
 def apply_snapshot(session: Session, snapshot: DirectorySnapshot, *, now: datetime) -> SyncReport:
     """Make the store's directory for the snapshot's platform exactly the snapshot; the caller commits."""
     platform = snapshot.platform
-    _lock_platform(session, platform)
+    directory.lock_platform(session, platform)  # the scheduled sync and a command may overlap
     user_pks: dict[str, int] = {}
     with_attributes = 0
     for entry in snapshot.members().values():
@@ -139,8 +121,8 @@ def apply_snapshot(session: Session, snapshot: DirectorySnapshot, *, now: dateti
         directory.replace_members(session, pk, members)
         group_pks.append(pk)
         memberships += len(members)
-    removed_groups = _delete_others(session, DirectoryGroup, platform, group_pks)
-    removed_users = _delete_others(session, DirectoryUser, platform, user_pks.values())
+    removed_groups = directory.delete_groups_except(session, platform, group_pks)
+    removed_users = directory.delete_users_except(session, platform, user_pks.values())
     return SyncReport(
         platform=platform,
         groups=len(group_pks),

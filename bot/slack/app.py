@@ -34,8 +34,8 @@ from slack_bolt.context.assistant.thread_context_store.store import AssistantThr
 from slack_bolt.context.say import Say
 from slack_bolt.context.set_suggested_prompts import SetSuggestedPrompts
 from slack_bolt.middleware.assistant import Assistant
-from sqlalchemy import select
 
+from bot.feedback import question_embedder
 from bot.intake import Accepted, IncomingMessage, accept
 from bot.json_shape import MalformedBody
 from bot.slack.assistant import (
@@ -59,7 +59,7 @@ from core.config.file import ConfigFile
 from core.config.settings import Settings
 from core.errors import ConfigError
 from core.store.database import Store
-from core.store.models import Conversation
+from core.store.repositories import conversations
 from core.store.repositories import turns as turn_repo
 from core.text.storable_text import storable
 
@@ -121,7 +121,7 @@ class SlackInbound:
         self.app.event("app_mention")(self._on_mention)
         self.app.event("message")(self._on_message)
         self.app.shortcut(REMEMBER_SHORTCUT)(self._on_remember_shortcut)
-        review = ExampleReview(store, lambda: settings.file, self.poster, _embedder(settings), background)
+        review = ExampleReview(store, lambda: settings.file, self.poster, question_embedder(settings), background)
         feedback = FeedbackActions(store, on_proposed=review.proposed)
         self.app.action(FEEDBACK_ACTION)(feedback.on_click)
         self.app.view(FEEDBACK_REASON_VIEW)(feedback.on_reason)
@@ -296,18 +296,6 @@ class SlackInbound:
             log.warning("could not reply in Slack channel %s: %s", message.channel_id, exc)
 
 
-def _embedder(settings: Settings) -> Callable[[str], list[float]]:
-    """Embeds an approved example's question for retrieval, with the encoder searches use (the same vector space;
-    loaded on first use)."""
-
-    def embed(text: str) -> list[float]:
-        from search.encoders import embedder_for
-
-        return [float(v) for v in embedder_for(settings).embed([text])[0]]
-
-    return embed
-
-
 class CheckedSocketModeHandler(SocketModeHandler):
     """bolt's Socket Mode handler, with each Events API and interactive envelope's payload checked first
     (bot/slack/request_checks.py): one Slack would never send is acknowledged, so it is not delivered again, and
@@ -352,13 +340,9 @@ class StoredThreadContext(AssistantThreadContextStore):
 
     def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
         with self.store.transaction() as session:
-            found = session.scalars(
-                select(Conversation).where(
-                    Conversation.platform == "slack",
-                    Conversation.channel_id == storable(channel_id),
-                    Conversation.thread_id == storable(thread_ts),
-                )
-            ).first()
+            found = conversations.in_thread(
+                session, platform="slack", channel_id=storable(channel_id), thread_id=storable(thread_ts)
+            )
             if found is None or (found.reference or {}).get("surface") != ASSISTANT:
                 return  # a thread started before tablescout knew it: nothing to attach the context to
             cleaned = {str(k): storable(str(v)) for k, v in context.items() if v}
@@ -366,12 +350,8 @@ class StoredThreadContext(AssistantThreadContextStore):
 
     def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
         with self.store.transaction() as session:
-            reference = session.scalar(
-                select(Conversation.reference).where(
-                    Conversation.platform == "slack",
-                    Conversation.channel_id == storable(channel_id),
-                    Conversation.thread_id == storable(thread_ts),
-                )
+            reference = conversations.reference_in_thread(
+                session, platform="slack", channel_id=storable(channel_id), thread_id=storable(thread_ts)
             )
         context = (reference or {}).get("context")
         return AssistantThreadContext(dict(context)) if isinstance(context, dict) and context else None

@@ -25,15 +25,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, select
-
 from bot.slack.web import ASSISTANT
 from core.access.permissions import resolve_principal
 from core.cards.database_summary import summaries_for
 from core.config.file import ConfigFile
 from core.store.database import Store
-from core.store.models import Conversation, Turn
-from core.store.repositories import channel_usage, search_queries
+from core.store.models import Turn
+from core.store.repositories import channel_usage, conversations, search_queries
 from core.store.repositories import turns as turn_repo
 from core.text.storable_text import storable
 
@@ -58,15 +56,14 @@ NO_DATABASES = (
 def is_assistant_thread(store: Store, team: str, channel: str, thread: str) -> bool:
     """Whether tablescout stored this thread as an assistant thread when it started."""
     with store.transaction() as session:
-        reference = session.scalar(
-            select(Conversation.reference).where(
-                Conversation.platform == "slack",
-                Conversation.workspace_id == storable(team),
-                Conversation.channel_id == storable(channel),
-                Conversation.thread_id == storable(thread),
-            )
+        reference = conversations.reference_in_thread(
+            session,
+            platform="slack",
+            workspace_id=storable(team),
+            channel_id=storable(channel),
+            thread_id=storable(thread),
         )
-    return isinstance(reference, dict) and reference.get("surface") == ASSISTANT
+    return reference is not None and reference.get("surface") == ASSISTANT
 
 
 def remember_thread(
@@ -147,18 +144,18 @@ def _listed(names: list[str]) -> str:
 def thread_owner(store: Store, team: str, channel: str, thread: str) -> tuple[str | None, bool]:
     """The user an assistant thread was started for, and whether a question was asked in it yet."""
     with store.transaction() as session:
-        found = session.execute(
-            select(Conversation.id, Conversation.reference).where(
-                Conversation.platform == "slack",
-                Conversation.workspace_id == storable(team),
-                Conversation.channel_id == storable(channel),
-                Conversation.thread_id == storable(thread),
-            )
-        ).first()
-        if found is None or not isinstance(found.reference, dict) or found.reference.get("surface") != ASSISTANT:
+        found = conversations.in_thread(
+            session,
+            platform="slack",
+            workspace_id=storable(team),
+            channel_id=storable(channel),
+            thread_id=storable(thread),
+        )
+        reference = found.reference if found is not None else None
+        if found is None or not isinstance(reference, dict) or reference.get("surface") != ASSISTANT:
             return None, False
-        asked = session.scalar(select(func.count()).where(Turn.conversation_id == found.id))
-    return str(found.reference.get("user_id") or "") or None, bool(asked)
+        asked = conversations.turn_count(session, found.id)
+    return str(reference.get("user_id") or "") or None, bool(asked)
 
 
 def thread_title(question: str) -> str:
@@ -172,5 +169,4 @@ def first_question(store: Store, turn_id: int) -> str | None:
         turn = session.get(Turn, turn_id)
         if turn is None:
             return None
-        count = session.scalar(select(func.count()).where(Turn.conversation_id == turn.conversation_id))
-        return turn.question if count == 1 else None
+        return turn.question if conversations.turn_count(session, turn.conversation_id) == 1 else None

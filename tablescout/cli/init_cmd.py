@@ -78,11 +78,10 @@ def _file_differs(config: Settings, store: Store) -> bool:
     listed = config.file.sources
     if not listed:
         return False
-    from sqlalchemy import text
+    from core.store.repositories.registered_sources import names_and_aliases
 
     with store.engine.connect() as conn:
-        rows = conn.execute(text("SELECT name, aliases FROM sources")).all()
-    registered = {str(name): list(aliases or []) for name, aliases in rows}
+        registered = names_and_aliases(conn)
     known = {name.lower() for name in registered}
     if any(name.lower() not in known for name in listed):
         return True

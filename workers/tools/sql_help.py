@@ -15,7 +15,6 @@ import re
 from collections.abc import Sequence
 
 import sqlglot
-from sqlalchemy import select
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -47,10 +46,7 @@ def _normal(sql: str) -> str:
 
 def qualifiers(context: ToolContext, source: Source) -> list[str]:
     """The source's tablescout name and aliases, less any that is also a schema of the source."""
-    found = context.session.scalars(
-        select(SourceTable.schema_name).where(SourceTable.source_id == source.id).distinct()
-    )
-    schemas = {(schema or "").lower() for schema in found}
+    schemas = {schema.lower() for schema in catalog_repo.schema_names(context.session, source.id)}
     return [name for name in [source.name, *source.aliases] if name.lower() not in schemas]
 
 

@@ -16,6 +16,12 @@ def tables_of(session: Session, source_id: int) -> list[SourceTable]:
     return list(session.scalars(select(SourceTable).where(SourceTable.source_id == source_id)))
 
 
+def schema_names(session: Session, source_id: int) -> list[str]:
+    """The distinct schema names of a source's tables ("" for the default schema), in no particular order."""
+    found = session.scalars(select(SourceTable.schema_name).where(SourceTable.source_id == source_id).distinct())
+    return [schema or "" for schema in found]
+
+
 def find_table(session: Session, source_id: int, name: str, schema: str | None = None) -> SourceTable | None:
     """A table by name (exact first, then case-insensitive); schema '' means the default schema."""
     stmt = select(SourceTable).where(SourceTable.source_id == source_id)

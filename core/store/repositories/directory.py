@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import ARRAY, Integer, bindparam, delete, func, not_, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
 from core.store.models import DirectoryGroup, DirectoryUser, GroupMembership
@@ -101,3 +103,49 @@ def groups_of(session: Session, platform: str, user_id: str) -> list[DirectoryGr
         .order_by(DirectoryGroup.group_id)
     )
     return list(session.scalars(stmt))
+
+
+def lock_platform(session: Session, platform: str) -> None:
+    """Serialise writers of one platform's directory (the scheduled sync and a command may overlap): a transaction
+    lock, held until the caller's transaction ends."""
+    session.execute(select(func.pg_advisory_xact_lock(func.hashtext(f"tablescout.directory.{platform}"))))
+
+
+def delete_users_except(session: Session, platform: str, keep: Iterable[int]) -> int:
+    """Delete the platform's users other than those with ids `keep` (their memberships go with them); how many."""
+    return _delete_except(session, DirectoryUser, platform, keep)
+
+
+def delete_groups_except(session: Session, platform: str, keep: Iterable[int]) -> int:
+    """Delete the platform's groups other than those with ids `keep` (their memberships go with them); how many."""
+    return _delete_except(session, DirectoryGroup, platform, keep)
+
+
+def _delete_except(
+    session: Session, model: type[DirectoryUser] | type[DirectoryGroup], platform: str, keep: Iterable[int]
+) -> int:
+    kept = bindparam("kept", sorted(set(keep)), type_=ARRAY(Integer))  # one array parameter, however many rows
+    result = session.execute(delete(model).where(model.platform == platform, not_(model.id == func.any(kept))))
+    assert isinstance(result, CursorResult)
+    return int(result.rowcount)
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A user's membership of a group: the platform's ids of both, and the group's handle (Slack's @handle)."""
+
+    user_id: str
+    group_id: str
+    handle: str | None
+
+
+def active_memberships(session: Session, platform: str) -> list[Membership]:
+    """Every membership of the platform's users who are not deactivated, by user id."""
+    rows = session.execute(
+        select(DirectoryUser.user_id, DirectoryGroup.group_id, DirectoryGroup.handle)
+        .join(GroupMembership, GroupMembership.user_id == DirectoryUser.id)
+        .join(DirectoryGroup, DirectoryGroup.id == GroupMembership.group_id)
+        .where(DirectoryUser.platform == platform, DirectoryUser.deactivated.is_(False))
+        .order_by(DirectoryUser.user_id)
+    ).all()
+    return [Membership(user_id, group_id, handle) for user_id, group_id, handle in rows]
