@@ -1,5 +1,5 @@
 """One answer, every surface: Slack's table block, Slack's monospace table, the Teams card, the console and the
-guided path's answer text show each result cell the same way (`core.answer.values`)."""
+guided path's answer sentence show each result cell the same way (`core.answer.values`)."""
 
 from __future__ import annotations
 
@@ -63,10 +63,11 @@ def test_console_shows_the_shared_cells() -> None:
     assert [list(row) for row in zip(*columns, strict=True)] == EXPECTED
 
 
-def test_the_guided_answer_text_shows_the_shared_cells() -> None:
-    record = SqlRecord("erp", "SELECT ...", COLUMNS, ROWS, False, None, list(KINDS))
-    lines = rows_answer(record, ["erp.ORD_MST"]).split("\n")
-    assert [line.split(" | ") for line in lines[2:]] == EXPECTED
+def test_the_guided_answer_sentence_uses_the_shared_cells() -> None:
+    for column, kind, value, shown in zip(COLUMNS[:5], KINDS[:5], ROWS[0][:5], EXPECTED[0][:5], strict=True):
+        record = SqlRecord("erp", "SELECT ...", [column], [[value]], False, None, [kind])
+        first = rows_answer(f"What is the {column}?", record, ["erp.ORD_MST"]).split("\n")[0]
+        assert first == f"The {column} is {shown}."
 
 
 def _texts(element: Any) -> str:

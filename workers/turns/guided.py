@@ -182,7 +182,7 @@ def _answer(guided: _Guided, question: str) -> GuidedAnswer:
                 record = retried
         if is_empty(record):
             return GuidedAnswer("answered", no_rows(guided.context.tables_used, record), None, "empty")
-    return GuidedAnswer("answered", rows_answer(record, guided.context.tables_used), None, "answer")
+    return GuidedAnswer("answered", rows_answer(question, record, guided.context.tables_used), None, "answer")
 
 
 # --- selection ---------------------------------------------------------------------------------------------------

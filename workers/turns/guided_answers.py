@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from core.answer.model import Status
 from workers.tools.base import SqlRecord
 from workers.turns.answers import result_table
+from workers.turns.sentences import answer_sentence
 
 
 @dataclass
@@ -27,26 +28,15 @@ NO_PERMISSION = (
 NOTHING_FOUND = (
     "I could not find tables that hold this. Try other words for what you are looking for, or name the database."
 )
-#: Rows written out in an answer; the rest are in the result's rows.
-ANSWER_ROWS = 10
 
 
-def rows_answer(record: SqlRecord, tables: Sequence[str]) -> str:
-    """The answer written from the rows the SQL returned (no model writes it, so no number is made up); each cell
-    reads as on every surface (`core.answer.values`)."""
-    source = f" (from {', '.join(tables)})" if tables else ""
-    cells = result_table(record).cells()
-    if len(record.rows) == 1 and len(record.columns) == 1:
-        return f"{record.columns[0]}: {cells[0][0]}{source}."
-    if len(record.rows) == 1:
-        pairs = ", ".join(f"{c}: {v}" for c, v in zip(record.columns, cells[0], strict=False))
-        return f"{pairs}{source}."
-    count = f"{len(record.rows)}{'+' if record.truncated else ''} rows"
-    lines = [f"{count}{source}:", " | ".join(record.columns)]
-    lines += [" | ".join(row) for row in cells[:ANSWER_ROWS]]
-    if len(record.rows) > ANSWER_ROWS:
-        lines.append(f"… and {len(record.rows) - ANSWER_ROWS} more rows in the result.")
-    return "\n".join(lines)
+def rows_answer(question: str, record: SqlRecord, tables: Sequence[str]) -> str:
+    """The answer written from the rows the SQL returned (no model writes it, so no number is made up): a sentence
+    in the question's words (`workers.turns.sentences`), then where it came from; the rows themselves are the
+    answer's result table, which every surface shows below the text."""
+    sentence = answer_sentence(question, result_table(record))
+    source = f"From {', '.join(tables)}." if tables else ""
+    return "\n".join(part for part in (sentence, source) if part)
 
 
 def no_rows(tables_used: Sequence[str], record: SqlRecord) -> str:

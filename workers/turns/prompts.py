@@ -16,8 +16,10 @@ Rules:
 - If a relevant table is in denied_tables, say the data exists but the user has no permission; never run SQL on it.
 - If SQL fails, read the error, fix the SQL and try again.
 - Write SQL in the dialect of the database's engine.
-- Final answer: short, in the user's language, with the number(s) and the table(s) used.
-  Say plainly when you could not find an answer."""
+- Final answer: short, in the user's language. Its first line is one sentence in the user's business words that
+  answers the question: the number, what it counts or sums, and the filter (e.g. "4,750 orders were placed in
+  2024."); for a list or breakdown, one sentence saying what the rows hold and their highest value. Then the
+  table(s) used. Copy every number from the SQL results; say plainly when you could not find an answer."""
 
 NOTE_RULES = """The user is leaving knowledge about a database table ("remember this").
 Find the table(s) it is about: use the exact table name when the text has one, otherwise search_tables.

@@ -82,7 +82,8 @@ def test_search_compact_schema_one_sql_and_an_answer_from_the_rows(
     stored = turn_world.turn(turn_id)
     expected = turn_world.erp_scalar(ORDERS_2024)
     assert stored["status"] == "answered", stored
-    assert f": {expected:,} " in stored["answer"]  # the number is the one the SQL returned, grouped as a count
+    # a sentence in the question's words, with the number the SQL returned (grouped as a count), then its source
+    assert stored["answer"].split("\n") == [f"{expected:,} orders were placed in 2024.", "From erp.ORD_MST."]
     assert stored["tables_used"] == ["erp.ORD_MST"]
     result = stored["result"]
     assert [run["rows"] for run in result["sql"]] == [[[expected]]]
@@ -287,7 +288,7 @@ def test_the_same_entity_in_two_databases_is_a_question_for_the_user(
     answered = world.turn(pinned)
     assert answered["result"]["guided"]["step"] == "answer", answered
     assert answered["result"]["sql"][0]["database"] == "concerts"
-    assert ": 12 " in answered["answer"]
+    assert answered["answer"].split("\n")[0] == "There are 12 singers."
 
 
 def test_a_short_follow_up_is_searched_and_written_with_the_earlier_question(

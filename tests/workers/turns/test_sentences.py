@@ -1,0 +1,90 @@
+"""The sentence an answer written from its rows starts with (`workers.turns.sentences`): the question's own words
+and the result's cells as every surface formats them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.answer.model import ResultTable
+from core.answer.values import ValueKind as K
+from workers.turns.sentences import answer_sentence, header
+
+
+def one(question: str, value: Any, kind: K, column: str = "value") -> str:
+    return answer_sentence(question, ResultTable(columns=[column], kinds=[kind], rows=[[value]]))
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "kind", "sentence"),
+    [
+        ("How many orders were placed in 2024?", 4750, K.COUNT, "4,750 orders were placed in 2024."),
+        ("How many orders shipped to Busan in 2024?", 351, K.COUNT, "351 orders shipped to Busan in 2024."),
+        ("How many customers are there?", 1200, K.COUNT, "There are 1,200 customers."),
+        ("How much revenue did we make in 2024?", 1234567.5, K.AMOUNT, "Revenue in 2024: 1,234,567.50."),
+        (
+            "What was the total order amount in 2023?",
+            3691987750.5,
+            K.AMOUNT,
+            "The total order amount in 2023 was 3,691,987,750.50.",
+        ),
+        ("What is our average order value?", 512.3333, K.NUMBER, "The average order value is 512.33."),
+        ("Which customer placed the most orders?", "Busan Trading", K.TEXT, "Busan Trading placed the most orders."),
+        (
+            "What is the name of the largest warehouse?",
+            "Busan DC",
+            K.TEXT,
+            "The name of the largest warehouse is Busan DC.",
+        ),
+        ("Show the number of employees", 57, K.COUNT, "Number of employees: 57."),
+        ("2024년 부산으로 배송된 주문은 몇 건인가요?", 351, K.COUNT, "2024년 부산으로 배송된 주문은 351건입니다."),
+        ("2023년 총 매출은 얼마인가요?", 1234567.5, K.AMOUNT, "2023년 총 매출은 1,234,567.50입니다."),
+        ("What year had the most orders?", 2024, K.YEAR, "2024 had the most orders."),
+    ],
+)
+def test_one_value_is_said_in_the_questions_words(question: str, value: Any, kind: K, sentence: str) -> None:
+    assert one(question, value, kind) == sentence
+
+
+def test_a_series_over_time_names_its_subject_and_its_highest_point() -> None:
+    table = ResultTable(
+        columns=["month", "total"],
+        kinds=[K.DATE, K.AMOUNT],
+        rows=[["2024-01-01", 100.5], ["2024-03-01", 312450], ["2024-02-01", 200]],
+    )
+    assert answer_sentence("What was our total sales amount by month in 2024?", table) == (
+        "Total sales amount by month in 2024, highest in 2024-03-01: 312,450.00."
+    )
+
+
+def test_a_breakdown_by_category_names_the_top_category() -> None:
+    table = ResultTable(columns=["CITY", "n"], kinds=[K.TEXT, K.COUNT], rows=[["Busan", 351], ["Seoul", 512]])
+    assert answer_sentence("Orders by city", table) == "Orders by city, highest for Seoul: 512."
+    assert answer_sentence("도시별 주문 수는?", table) == "도시별 주문 수: 2개 행, 가장 높은 값은 Seoul의 512입니다."
+
+
+def test_a_list_without_a_measure_says_how_many_rows_it_holds() -> None:
+    table = ResultTable(columns=["CUST_NM"], kinds=[K.TEXT], rows=[["a"], ["b"], ["c"]], truncated=True)
+    assert answer_sentence("List our customers in Busan", table) == "Customers in Busan: 3+ rows, listed below."
+
+
+def test_one_row_of_several_values_names_each_by_its_header() -> None:
+    table = ResultTable(columns=["CUST_NM", "COUNT(*)"], kinds=[K.TEXT, K.COUNT], rows=[["Busan Trading", 4750]])
+    assert answer_sentence("Who is our biggest customer?", table) == (
+        "Biggest customer \u2014 CUST_NM: Busan Trading; count: 4,750."
+    )
+
+
+def test_unnamed_aggregates_get_headers_in_words() -> None:
+    assert [header(c) for c in ("COUNT(*)", "SUM(o.TOT_AMT)", "count(DISTINCT CUST_NO)", "avg(x)", "n")] == [
+        "count",
+        "total TOT_AMT",
+        "count of distinct CUST_NO",
+        "average x",
+        "n",
+    ]
+
+
+def test_no_rows_no_sentence() -> None:
+    assert answer_sentence("How many?", ResultTable(columns=["n"], rows=[])) == ""

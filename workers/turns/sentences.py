@@ -1,0 +1,166 @@
+"""The first line of an answer written from its rows: one sentence in the asker's words (SPEC §4).
+
+No model writes it, so every number in it is a cell of the result, formatted as every surface formats it
+(`core.answer.values`). The sentence reuses the question's own words rather than column names:
+
+- one value: "How many orders were placed in 2024?" → "4,750 orders were placed in 2024.";
+  "What was the total order amount in 2023?" → "The total order amount in 2023 was 3,691,987,750.50.";
+  "2024년 부산으로 배송된 주문은 몇 건인가요?" → "2024년 부산으로 배송된 주문은 351건입니다."
+- one row of several values: the subject, then each value with its column's header;
+- a breakdown or a list: what the table below holds and its highest point ("Total sales amount by month in 2024,
+  highest in 2024-03: 312,450.00."), or its first entry when the rows keep the query's order.
+
+A question whose shape none of these fits gets a plain sentence: its subject and the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.answer.model import ResultTable
+from core.answer.values import MEASURES, ValueKind
+
+_ASKS_HOW_MANY = re.compile(r"^\s*how\s+(many|much)\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE)
+_WHICH_DID = re.compile(
+    r"^\s*(which|what|who)\s+(?P<noun>(\w+\s+){0,3}?)(?P<verb>\w+ed|had|has|have|was|were|sold|made|bought|paid|"
+    r"spent|got|won|lost|took|gave|sent|brought|wrote|ran|led|holds?|owns?)\s+(?P<rest>.+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+_THERE = re.compile(r"^(?P<noun>.+?)\s+(?P<verb>are|were|is|was)\s+there\b(?P<tail>.*)$", re.IGNORECASE)
+_DID_WE = re.compile(r"^(?P<noun>.+?)\s+(do|does|did)\s+(?P<who>\w+)\s+(?P<verb>\w+)(?P<tail>.*)$", re.IGNORECASE)
+_WHAT_IS = re.compile(
+    r"^\s*(what|which)\s+(?P<verb>is|was|are|were)\s+(?P<subject>.+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+_LEADING = re.compile(
+    r"^\s*(please\s+)?(what\s+(is|was|are|were)|which\s+(is|was|are|were)|who\s+(is|was|are|were)|show(\s+me)?|"
+    r"list|give\s+me|tell\s+me|"
+    r"how\s+much\s+(is|was|were|are)?|how\s+much|how\s+many|what|which)\s+",
+    re.IGNORECASE,
+)
+_OUR = re.compile(r"^(our|my|the|all)\s+", re.IGNORECASE)
+_KO_COUNT = re.compile(
+    r"몇\s*(?P<unit>건|개|명|번|곳|회|종)(?P<ending>인가요|입니까|이에요|예요|이죠|일까요|이나|나)?\s*[?\uff1f]?\s*$"
+)
+_KO_AMOUNT = re.compile(r"(?P<topic>은|는)?\s*(얼마|무엇|뭐)(인가요|입니까|예요|이에요|일까요|죠)?\s*[?\uff1f]?\s*$")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_QUESTION_ENDS = "?\uff1f "  # the question mark, its full-width form (Korean, Japanese, Chinese) and spaces
+
+
+def answer_sentence(question: str, table: ResultTable) -> str:
+    """The sentence that answers `question` from `table`'s rows."""
+    cells = table.cells()
+    if not table.rows or not table.columns:
+        return ""
+    if len(table.rows) == 1 and len(table.columns) == 1:
+        return one_value(question, cells[0][0], table.column_kinds()[0])
+    if len(table.rows) == 1:
+        pairs = "; ".join(f"{header(c)}: {v}" for c, v in zip(table.columns, cells[0], strict=False))
+        return f"{_subject(question)} \u2014 {pairs}."
+    return breakdown(question, table, cells)
+
+
+def one_value(question: str, value: str, kind: ValueKind) -> str:
+    """A single result value said as the question asked for it."""
+    text = " ".join(question.split())
+    if _HANGUL.search(text):
+        return _korean(text, value)
+    asked = _ASKS_HOW_MANY.match(text)
+    if asked is not None and kind in MEASURES:
+        rest = asked.group("rest")
+        there = _THERE.match(rest)
+        if there is not None:
+            verb = there.group("verb").lower()
+            return _end(f"There {verb} {value} {there.group('noun')}{there.group('tail')}")
+        did = _DID_WE.match(rest)
+        if did is not None:
+            return _end(f"{_capital(did.group('noun'))}{did.group('tail')}: {value}")
+        return _end(f"{value} {rest}")
+    which = _WHICH_DID.match(text)
+    if which is not None and kind not in MEASURES:
+        return _end(f"{value} {which.group('verb')} {which.group('rest')}")
+    what = _WHAT_IS.match(text)
+    if what is not None:
+        subject = _OUR.sub("the ", what.group("subject"), count=1)
+        return _end(f"{_capital(subject)} {what.group('verb').lower()} {value}")
+    return _end(f"{_subject(question)}: {value}")
+
+
+def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]]) -> str:
+    """What a table of several rows holds: the subject, and its highest point (or its first row when the query
+    kept its own order, as a top-N list does)."""
+    kinds = table.column_kinds()
+    measure = next((i for i in range(len(kinds) - 1, -1, -1) if kinds[i] in MEASURES), None)
+    label = next((i for i in range(len(kinds)) if kinds[i] not in MEASURES), None)
+    count = f"{len(table.rows)}{'+' if table.truncated else ''} rows"
+    subject = _subject(question)
+    if measure is None or label is None:
+        return f"{subject}: {count}, listed below."
+    values = [_number(row[measure]) for row in table.rows]
+    if any(v is None for v in values):
+        return f"{subject}: {count}, listed below."
+    top = max(range(len(values)), key=lambda i: values[i] or 0.0)
+    timed = kinds[label] in (ValueKind.DATE, ValueKind.YEAR)
+    where = f"in {cells[top][label]}" if timed else f"for {cells[top][label]}"
+    if _HANGUL.search(question):
+        return f"{subject}: {len(table.rows)}개 행, 가장 높은 값은 {cells[top][label]}의 {cells[top][measure]}입니다."
+    return f"{subject}, highest {where}: {cells[top][measure]}."
+
+
+def header(column: str) -> str:
+    """A result column as a reader names it: an SQL alias as written, an unnamed aggregate in words
+    (`COUNT(*)` → "count", `SUM(TOT_AMT)` → "total TOT_AMT")."""
+    match = re.fullmatch(r"\s*(count|sum|avg|min|max)\s*\(\s*(distinct\s+)?([^()]*?)\s*\)\s*", column, re.IGNORECASE)
+    if match is None:
+        return column
+    what = match.group(3).split(".")[-1].strip('"`[]') or "rows"
+    word = {"count": "count", "sum": "total", "avg": "average", "min": "lowest", "max": "highest"}
+    name = word[match.group(1).lower()]
+    if name == "count":
+        return "count" if what == "*" else f"count of {'distinct ' if match.group(2) else ''}{what}"
+    return f"{name} {what}"
+
+
+def _korean(question: str, value: str) -> str:
+    counted = _KO_COUNT.search(question)
+    if counted is not None:
+        return f"{question[: counted.start()].rstrip()} {value}{counted.group('unit')}입니다."
+    amount = _KO_AMOUNT.search(question)
+    if amount is not None:
+        stem = question[: amount.start()].rstrip()
+        return f"{stem}{amount.group('topic') or ''} {value}입니다."
+    return f"{question.rstrip(_QUESTION_ENDS)}: {value}"
+
+
+def _subject(question: str) -> str:
+    """The question's subject, from its own words: "What was our total sales amount by month in 2024?" → "Total
+    sales amount by month in 2024"."""
+    text = " ".join(question.split()).rstrip(_QUESTION_ENDS + ".!")
+    if _HANGUL.search(text):
+        return re.sub(r"\s*(은|는)$", "", text)
+    stripped = _LEADING.sub("", text, count=1)
+    stripped = _OUR.sub("", stripped, count=1)
+    return _capital(stripped or text)
+
+
+def _number(cell: object) -> float | None:
+    if isinstance(cell, bool):
+        return None
+    if isinstance(cell, int | float):
+        return float(cell)
+    if isinstance(cell, str):
+        try:
+            return float(cell)
+        except ValueError:
+            return None
+    return None
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _end(text: str) -> str:
+    text = text.rstrip(_QUESTION_ENDS)
+    return text if text.endswith((".", "!")) else text + "."
