@@ -4,8 +4,8 @@ Both turn paths build one (`workers.turns.engine`); it is stored with the turn (
 and, for a chat conversation, queued in the answer outbox, then read back as this type by Slack
 (`bot.slack.blocks`), Teams (`bot.teams.cards`), the console (`bot.console`) and `ask --json`. Its JSON keeps the
 keys SPEC §9 gives `ask --json`: `status`, `answer`, `rounds`, `tables_used` and `sql` (each run with `database`,
-`sql`, `columns`, `rows`, `truncated`, `error`); `kinds`, `copies_used`, `notes_saved`, `warnings` and `guided` come
-beside them. Reading is lenient: a payload stored before a field existed gets its default.
+`sql`, `columns`, `rows`, `truncated`, `error`); `kinds`, `copies_used`, `notes_saved`, `warnings`, `sources_note`
+and `guided` come beside them. Reading is lenient: a payload stored before a field existed gets its default.
 """
 
 from __future__ import annotations
@@ -91,6 +91,9 @@ class Answer(BaseModel):
     notes_saved: list[str] = Field(default_factory=list)
     #: What the reader should know before trusting the answer, one sentence each.
     warnings: list[str] = Field(default_factory=list)
+    #: Why these tables, in business terms, when the search left copies out ("From the live orders table
+    #: (ORD_MST); the backup copy ORD_MST_BAK was left out."); None when there is nothing to say.
+    sources_note: str | None = None
     #: The guided path's trace (steps, tables offered, repairs): kept with the turn for whoever looks into it.
     guided: dict[str, Any] | None = None
 

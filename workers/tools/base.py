@@ -76,12 +76,15 @@ class ToolContext:
     opened: set[tuple[str, str]] = field(default_factory=set)  # (database, TABLE) cards opened this turn
     tables_used: list[str] = field(default_factory=list)
     copies_used: list[str] = field(default_factory=list)  # copies queried on purpose (the user named them)
+    used_table_ids: dict[str, int] = field(default_factory=dict)  # "db.TABLE" of tables_used → its catalog id
     sql_runs: list[SqlRecord] = field(default_factory=list)
     notes_saved: list[str] = field(default_factory=list)
 
-    def use(self, qualified: str) -> None:
+    def use(self, qualified: str, table_id: int | None = None) -> None:
         if qualified not in self.tables_used:
             self.tables_used.append(qualified)
+        if table_id is not None:
+            self.used_table_ids[qualified] = table_id
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         if row is not None:
             schema, name = row.schema_name or None, row.name
         qualified = f"{outcome.database}.{schema}.{name}" if schema else f"{outcome.database}.{name}"
-        context.use(qualified)
+        context.use(qualified, row.id if row is not None else None)
         if row is not None and row.copy_of_id is not None and qualified not in context.copies_used:
             context.copies_used.append(qualified)  # allowed only because the user asked about it: say so
     return ToolOutput(shown)

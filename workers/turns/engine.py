@@ -40,6 +40,7 @@ from workers.turns.guided import OutOfTime, answer_guided, uses_guided
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
+from workers.turns.provenance import sources_note
 from workers.turns.rounds import add_round, count_reply
 from workers.turns.state import Progress, StepProgress, TurnEnvironment, TurnOutcome, TurnRun
 
@@ -158,19 +159,20 @@ def _finish(
     guided: dict[str, Any] | None = None,
 ) -> TurnOutcome:
     context = run.context
-    answer = Answer(
-        status=status,
-        text=text,
-        rounds=run.rounds,
-        tables_used=list(context.tables_used),
-        copies_used=list(context.copies_used),
-        results=[result_table(r) for r in context.sql_runs],
-        notes_saved=list(context.notes_saved),
-        warnings=copy_warnings(context.copies_used),
-        guided=guided,
-    )
     usage = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens, "rounds": run.rounds}
     with env.store.transaction() as session:
+        answer = Answer(
+            status=status,
+            text=text,
+            rounds=run.rounds,
+            tables_used=list(context.tables_used),
+            copies_used=list(context.copies_used),
+            results=[result_table(r) for r in context.sql_runs],
+            notes_saved=list(context.notes_saved),
+            warnings=copy_warnings(context.copies_used),
+            sources_note=sources_note(session, context) if status != "failed" else None,
+            guided=guided,
+        )
         recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=error, usage=usage)
         if not recorded:
             return TurnOutcome("lost_lease", run.turn_id)

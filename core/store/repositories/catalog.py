@@ -16,6 +16,18 @@ def tables_of(session: Session, source_id: int) -> list[SourceTable]:
     return list(session.scalars(select(SourceTable).where(SourceTable.source_id == source_id)))
 
 
+def copies_of(session: Session, table_ids: Sequence[int]) -> list[SourceTable]:
+    """The visible tables analysis found to be copies (backups, snapshots, drafts) of the tables `table_ids`."""
+    if not table_ids:
+        return []
+    stmt = (
+        select(SourceTable)
+        .where(SourceTable.copy_of_id.in_(list(table_ids)), SourceTable.visible)
+        .order_by(SourceTable.copy_of_id, SourceTable.name)
+    )
+    return list(session.scalars(stmt))
+
+
 def schema_names(session: Session, source_id: int) -> list[str]:
     """The distinct schema names of a source's tables ("" for the default schema), in no particular order."""
     found = session.scalars(select(SourceTable.schema_name).where(SourceTable.source_id == source_id).distinct())

@@ -84,6 +84,10 @@ def test_search_compact_schema_one_sql_and_an_answer_from_the_rows(
     assert stored["status"] == "answered", stored
     # a sentence in the question's words, with the number the SQL returned (grouped as a count), then its source
     assert stored["answer"].split("\n") == [f"{expected:,} orders were placed in 2024.", "From erp.ORD_MST."]
+    assert stored["result"]["sources_note"] == (  # why these tables: the copies search ranked behind ORD_MST
+        "From the live order master table (ORD_MST); the dated snapshot ORD_MST_202312 and the backup copy "
+        "ORD_MST_BAK were left out."
+    )
     assert stored["tables_used"] == ["erp.ORD_MST"]
     result = stored["result"]
     assert [run["rows"] for run in result["sql"]] == [[[expected]]]
