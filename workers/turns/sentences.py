@@ -28,7 +28,40 @@ _WHICH_DID = re.compile(
     re.IGNORECASE,
 )
 _THERE = re.compile(r"^(?P<noun>.+?)\s+(?P<verb>are|were|is|was)\s+there\b(?P<tail>.*)$", re.IGNORECASE)
-_DID_WE = re.compile(r"^(?P<noun>.+?)\s+(do|does|did)\s+(?P<who>\w+)\s+(?P<verb>\w+)(?P<tail>.*)$", re.IGNORECASE)
+_DID_WE = re.compile(r"^(?P<noun>.+?)\s+(?P<aux>do|does|did)\s+(?P<clause>.+)$", re.IGNORECASE)
+#: Words that start the phrase after a clause's verb ("... carry in 2024", "... file last year").
+_PHRASE_STARTS = frozenset(
+    "in on at for from to during last this next since by with per each before after between within".split()
+)
+_IRREGULAR_PAST = {
+    "make": "made",
+    "buy": "bought",
+    "sell": "sold",
+    "send": "sent",
+    "pay": "paid",
+    "take": "took",
+    "get": "got",
+    "have": "had",
+    "spend": "spent",
+    "bring": "brought",
+    "give": "gave",
+    "win": "won",
+    "lose": "lost",
+    "hold": "held",
+    "run": "ran",
+    "write": "wrote",
+    "see": "saw",
+    "find": "found",
+    "do": "did",
+    "ship": "shipped",
+    "stop": "stopped",
+    "plan": "planned",
+    "put": "put",
+    "set": "set",
+    "cut": "cut",
+    "keep": "kept",
+    "leave": "left",
+}
 _WHAT_IS = re.compile(
     r"^\s*(what|which)\s+(?P<verb>is|was|are|were)\s+(?P<subject>.+?)\s*\??\s*$",
     re.IGNORECASE,
@@ -56,9 +89,26 @@ def answer_sentence(question: str, table: ResultTable) -> str:
     if len(table.rows) == 1 and len(table.columns) == 1:
         return one_value(question, cells[0][0], table.column_kinds()[0])
     if len(table.rows) == 1:
-        pairs = "; ".join(f"{header(c)}: {v}" for c, v in zip(table.columns, cells[0], strict=False))
-        return f"{_subject(question)} \u2014 {pairs}."
+        return one_row(question, table, cells[0])
     return breakdown(question, table, cells)
+
+
+def one_row(question: str, table: ResultTable, cells: Sequence[str]) -> str:
+    """One row of several values: "Which customer placed the most orders?" → "Bukhan Foods Corp. (C000001) placed
+    the most orders."; a count asked for first → its sentence, then the other values by their headers."""
+    text = " ".join(question.split())
+    kinds = table.column_kinds()
+    which = _WHICH_DID.match(text)
+    if which is not None and kinds[0] not in MEASURES:
+        extra = ", ".join(cells[1:])
+        return _end(f"{cells[0]} ({extra}) {which.group('verb')} {which.group('rest')}")
+    first, _, _ = re.split(r",?\s+and\s+", text, maxsplit=1)[0].partition("?")
+    if _ASKS_HOW_MANY.match(first) and kinds[0] in MEASURES:
+        lead = one_value(first, cells[0], kinds[0]).rstrip(".")
+        rest = "; ".join(f"{header(c)}: {v}" for c, v in zip(table.columns[1:], cells[1:], strict=False))
+        return _end(f"{lead}; {rest}")
+    pairs = "; ".join(f"{header(c)}: {v}" for c, v in zip(table.columns, cells, strict=False))
+    return f"{_subject(question)} \u2014 {pairs}."
 
 
 def one_value(question: str, value: str, kind: ValueKind) -> str:
@@ -75,7 +125,9 @@ def one_value(question: str, value: str, kind: ValueKind) -> str:
             return _end(f"There {verb} {value} {there.group('noun')}{there.group('tail')}")
         did = _DID_WE.match(rest)
         if did is not None:
-            return _end(f"{_capital(did.group('noun'))}{did.group('tail')}: {value}")
+            said = _subject_did(did.group("noun"), did.group("aux").lower(), did.group("clause"), value, asked)
+            if said is not None:
+                return said
         return _end(f"{value} {rest}")
     which = _WHICH_DID.match(text)
     if which is not None and kind not in MEASURES:
@@ -85,6 +137,36 @@ def one_value(question: str, value: str, kind: ValueKind) -> str:
         subject = _OUR.sub("the ", what.group("subject"), count=1)
         return _end(f"{_capital(subject)} {what.group('verb').lower()} {value}")
     return _end(f"{_subject(question)}: {value}")
+
+
+def _subject_did(noun: str, aux: str, clause: str, value: str, asked: re.Match[str]) -> str | None:
+    """ "How many orders did customer C000551 place?" → "Customer C000551 placed 10 orders."; "How much revenue
+    did we make in 2024?" → "Revenue in 2024: 1,234,567.50." (a quantity, not a count, keeps its noun first)."""
+    words = clause.split()
+    end = next((i for i, w in enumerate(words) if i > 0 and w.lower() in _PHRASE_STARTS), len(words))
+    verb_at = next((i for i in range(end - 1, 0, -1) if words[i].isalpha() and words[i].islower()), None)
+    tail = " ".join(words[end:])
+    if asked.group(1).lower() == "much" or verb_at is None:
+        return _end(f"{_capital(noun)}{' ' + tail if tail else ''}: {value}")
+    subject = " ".join(words[:verb_at])
+    verb = words[verb_at]
+    if aux == "did":
+        verb = _past(verb)
+    elif aux == "does":
+        verb = "has" if verb == "have" else verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+    between = " ".join(words[verb_at + 1 : end])
+    parts = [_capital(subject), verb, value, noun, between, tail]
+    return _end(" ".join(p for p in parts if p))
+
+
+def _past(verb: str) -> str:
+    if verb in _IRREGULAR_PAST:
+        return _IRREGULAR_PAST[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if len(verb) > 2 and verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
 
 
 def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]]) -> str:

@@ -41,6 +41,10 @@ def one(question: str, value: Any, kind: K, column: str = "value") -> str:
         ("2024년 부산으로 배송된 주문은 몇 건인가요?", 351, K.COUNT, "2024년 부산으로 배송된 주문은 351건입니다."),
         ("2023년 총 매출은 얼마인가요?", 1234567.5, K.AMOUNT, "2023년 총 매출은 1,234,567.50입니다."),
         ("What year had the most orders?", 2024, K.YEAR, "2024 had the most orders."),
+        ("How many orders did customer C000551 place?", 10, K.COUNT, "Customer C000551 placed 10 orders."),
+        ("How many shipments did CJ Logistics carry?", 7800, K.COUNT, "CJ Logistics carried 7,800 shipments."),
+        ("How many returns did customers file last year?", 87, K.COUNT, "Customers filed 87 returns last year."),
+        ("How many products does the catalog have?", 300, K.COUNT, "The catalog has 300 products."),
     ],
 )
 def test_one_value_is_said_in_the_questions_words(question: str, value: Any, kind: K, sentence: str) -> None:
@@ -73,6 +77,20 @@ def test_one_row_of_several_values_names_each_by_its_header() -> None:
     table = ResultTable(columns=["CUST_NM", "COUNT(*)"], kinds=[K.TEXT, K.COUNT], rows=[["Busan Trading", 4750]])
     assert answer_sentence("Who is our biggest customer?", table) == (
         "Biggest customer \u2014 CUST_NM: Busan Trading; count: 4,750."
+    )
+
+
+def test_which_with_a_name_and_its_code_says_both() -> None:
+    table = ResultTable(columns=["CODE_NM", "CTGRY_CD"], kinds=[K.TEXT, K.CODE], rows=[["Electronics", "B20"]])
+    assert answer_sentence("Which product category has the most products?", table) == (
+        "Electronics (B20) has the most products."
+    )
+
+
+def test_a_count_asked_first_leads_and_the_other_values_follow() -> None:
+    table = ResultTable(columns=["COUNT(*)", "SUM(RET_AMT)"], kinds=[K.COUNT, K.AMOUNT], rows=[[1107, -151759330]])
+    assert answer_sentence("How many order lines were returned, and for what total amount?", table) == (
+        "1,107 order lines were returned; total RET_AMT: -151,759,330.00."
     )
 
 
