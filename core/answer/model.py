@@ -4,8 +4,9 @@ Both turn paths build one (`workers.turns.engine`); it is stored with the turn (
 and, for a chat conversation, queued in the answer outbox, then read back as this type by Slack
 (`bot.slack.blocks`), Teams (`bot.teams.cards`), the console (`bot.console`) and `ask --json`. Its JSON keeps the
 keys SPEC §9 gives `ask --json`: `status`, `answer`, `rounds`, `tables_used` and `sql` (each run with `database`,
-`sql`, `columns`, `rows`, `truncated`, `error`); `kinds`, `copies_used`, `notes_saved`, `warnings`, `sources_note`
-and `guided` come beside them. Reading is lenient: a payload stored before a field existed gets its default.
+`sql`, `columns`, `rows`, `truncated`, `error`); `kinds`, `copies_used`, `notes_saved`, `warnings`, `sources_note`,
+`guided` and `chart` (a `Chart`: a series or a breakdown drawn, built by `workers.charts`) come beside them. Reading
+is lenient: a payload stored before a field existed gets its default, and a chart that cannot be read is dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from core.answer.values import ValueKind, format_value, infer_kind
 from core.text.storable_text import storable
 
 Status = Literal["answered", "partial", "failed"]
+ChartType = Literal["line", "bar"]
 
 
 def json_cell(value: Any) -> Any:
@@ -76,6 +78,25 @@ class ResultTable(BaseModel):
         ]
 
 
+class Chart(BaseModel):
+    """One result drawn: a line over time or bars by a category, as a Vega-Lite spec and, once rendered, a PNG.
+
+    `x` is the result column along the x axis, `y` the one or two measure columns drawn; `spec` is a complete
+    Vega-Lite v5 spec with the rows inlined (any Vega-Lite client can draw it again); `image` is the path of the
+    PNG written by the worker, None when it was not rendered; `alt` says in a sentence what the image shows.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    type: ChartType
+    title: str = ""
+    x: str
+    y: list[str] = Field(min_length=1, max_length=2)
+    spec: dict[str, Any] = Field(default_factory=dict)
+    image: str | None = None
+    alt: str = ""
+
+
 class Answer(BaseModel):
     """A turn's one answer."""
 
@@ -96,13 +117,19 @@ class Answer(BaseModel):
     sources_note: str | None = None
     #: The guided path's trace (steps, tables offered, repairs): kept with the turn for whoever looks into it.
     guided: dict[str, Any] | None = None
+    #: The result drawn, when one is a series over time or a breakdown by a category (`workers.charts`).
+    chart: Chart | None = None
 
     @classmethod
     def from_stored(cls, payload: Any) -> Answer:
-        """An answer from its stored JSON; anything unreadable becomes a failed answer saying so, never an error."""
+        """An answer from its stored JSON; anything unreadable becomes a failed answer saying so, never an error. A
+        chart that cannot be read is dropped and the rest of the answer kept."""
         if isinstance(payload, dict):
             runs = [r for r in payload.get("sql") or [] if isinstance(r, dict)]
-            clean = {k: v for k, v in payload.items() if k != "sql" and v is not None}
+            clean = {k: v for k, v in payload.items() if k not in ("sql", "chart") and v is not None}
+            chart = _stored_chart(payload.get("chart"))
+            if chart is not None:
+                clean["chart"] = chart
             if clean.get("status") not in ("answered", "partial", "failed"):
                 clean["status"] = "failed"
             try:
@@ -114,3 +141,13 @@ class Answer(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The answer as JSON, with SPEC §9's keys (`answer`, `sql`); what the store and `ask --json` hold."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=False)
+
+
+def _stored_chart(payload: Any) -> Chart | None:
+    """The stored chart, or None when there is none or it cannot be read."""
+    if payload is None:
+        return None
+    try:
+        return Chart.model_validate(payload)
+    except ValueError:
+        return None
