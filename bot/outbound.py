@@ -20,7 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.slack.web import ASSISTANT, SlackDeliveryError, SlackPoster, StreamTo
+from bot.slack.client import SlackDeliveryError
+from bot.slack.streaming import StreamTo
+from bot.slack.web import ASSISTANT, SlackPoster
 from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
 from core.answer.model import Answer
 from core.config.settings import Settings

@@ -1,6 +1,6 @@
 """Slack user groups through the Web API (`usergroups.list`, `usergroups.users.list`) and their members' profile
 attributes (`team.profile.get` for the labels of the workspace's custom fields, `users.profile.get` per member),
-read with `bot.slack.web.read_api`.
+read with `bot.slack.reads.read_api`.
 
 The bot token needs the `usergroups:read` scope, and `users.profile:read` for attributes (`users:read.email` adds the
 email address). Without `users.profile:read` the groups are still synced, every user of the workspace is left without
@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
 from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
-from bot.slack.web import SlackReadError, read_api
+from bot.slack.reads import SlackReadError, read_api
 from core.config.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
-"""Slack's agents and AI apps surface (SPEC §8): the assistant thread, without the SDK (bot/slack/app.py, the one
-module importing slack_bolt, wires this into bolt's `Assistant` middleware).
+"""Slack's agents and AI apps surface (SPEC §8): the assistant thread, without the SDK (bot/slack/assistant_listeners.py
+wires this into bolt's `Assistant` middleware).
 
 `assistant_thread_started`: the conversation is stored as an assistant thread (its `reference` says so, with the
 user and team a streamed answer goes to and the channel the user was viewing), then a greeting and up to four

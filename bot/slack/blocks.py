@@ -8,17 +8,31 @@ Pure: no SDK, no I/O. Slack's limits hold for every message rendered here: a sec
 characters, a message has at most 50 blocks, and whatever is cut says so.
 
 What is rendered is the turn's `core.answer.model.Answer`, as the turn engine queued it; each result cell reads as
-on every surface (`core.answer.values`).
+on every surface (`core.answer.values`). The mrkdwn these blocks are made of is bot/slack/mrkdwn.py; the 👎 modal
+and the verified-example review messages are bot/slack/feedback_blocks.py.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
 from bot.plain_text import plain_text
+from bot.slack.mrkdwn import (
+    FALLBACK_LIMIT,
+    FENCE,
+    SECTION_LIMIT,
+    SlackMessage,
+    code_block,
+    context_block,
+    cut,
+    display_width,
+    escape,
+    fit_width,
+    mrkdwn,
+    pad,
+    section_block,
+    split_sections,
+)
 from bot.slack.results import (
     NATIVE_CELL,
     NATIVE_COLUMNS,
@@ -30,12 +44,9 @@ from bot.slack.results import (
 )
 from core.answer.model import Answer, ResultTable
 
-SECTION_LIMIT = 3000  # characters of mrkdwn in one section or context element
 MAX_BLOCKS = 50  # blocks in one message
-FALLBACK_LIMIT = 3000  # characters of the notification text (Slack allows more; a notification needs less)
 ANSWER_SECTIONS = 6  # sections the answer text may take before it is cut
 CELL_WIDTH = 24  # display columns of one result-table cell
-FENCE = "```"
 STATUS_EMOJI = ":hourglass_flowing_sand:"
 NO_ANSWER = "I have no answer to show."
 EMPTY_CELL = "—"  # a native table cell needs at least one character; NULL and empty text show as a dash
@@ -44,129 +55,12 @@ FEEDBACK_GOOD = "good"
 FEEDBACK_BAD = "bad"
 
 
-@dataclass(frozen=True)
-class SlackMessage:
-    """A message to post: `text` is the notification fallback, `blocks` what Slack shows."""
-
-    text: str
-    blocks: list[dict[str, Any]]
-
-
-# --- text -----------------------------------------------------------------------------------------------------------
-
-
-def escape(text: str) -> str:
-    """Slack's three control characters escaped, so user and database text never becomes a mention or link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
-
-
-def mrkdwn(text: str) -> str:
-    """A model's Markdown answer as Slack mrkdwn: escaped, `**bold**` and `# headings` bold, `[text](url)` links."""
-    out = escape(text)
-    out = _HEADING.sub(r"*\1*", out)
-    out = _BOLD.sub(r"*\1*", out)
-    return _LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", out)
-
-
-def cut(text: str, limit: int, note: str = "…") -> str:
-    """`text` within `limit` characters, ending in `note` when cut; never splits an escape like `&amp;`."""
-    if len(text) <= limit:
-        return text
-    keep = text[: max(0, limit - len(note))]
-    amp = keep.rfind("&")
-    if amp != -1 and ";" not in keep[amp:] and len(keep) - amp <= 5:
-        keep = keep[:amp]
-    return keep + note
-
-
-def display_width(text: str) -> int:
-    """Columns `text` takes in a monospace font: East Asian wide characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 0 if unicodedata.combining(ch) else 1 for ch in text)
-
-
-def _fit_width(text: str, width: int) -> str:
-    if display_width(text) <= width:
-        return text
-    out = ""
-    for ch in text:
-        if display_width(out + ch) > width - 1:
-            break
-        out += ch
-    return out + "…"
-
-
-def _pad(text: str, width: int, right: bool) -> str:
-    gap = " " * (width - display_width(text))
-    return gap + text if right else text + gap
-
-
-def _chunks(text: str, limit: int) -> list[str]:
-    """`text` in pieces of at most `limit` characters, split at line ends; a code fence open at a split is closed
-    there and reopened in the next piece."""
-    room = limit - 2 * (len(FENCE) + 1)
-    pieces: list[str] = []
-    current: list[str] = []
-    size = 0
-    in_fence = False
-    fence_at_start = False
-
-    def flush() -> None:
-        nonlocal current, size, fence_at_start
-        if not current:
-            return
-        body = "\n".join(current)
-        if fence_at_start:
-            body = FENCE + "\n" + body
-        if in_fence:
-            body += "\n" + FENCE
-        pieces.append(body)
-        current, size, fence_at_start = [], 0, in_fence
-
-    for line in text.split("\n"):
-        while len(line) > room:  # a single line longer than a piece
-            flush()
-            current, size = [line[:room]], room
-            line = line[room:]
-        if size + len(line) + 1 > room:
-            flush()
-        current.append(line)
-        size += len(line) + 1
-        if line.lstrip().startswith(FENCE) and line.strip().count(FENCE) % 2 == 1:
-            in_fence = not in_fence
-    flush()
-    return pieces
-
-
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": cut(text, SECTION_LIMIT)}}
-
-
-def _context(*texts: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": cut(t, SECTION_LIMIT)} for t in texts[:10]]}
-
-
-def _code(text: str, limit: int, what: str) -> str:
-    """`text` (already escaped) as a code block within `limit` characters, cut with a note saying what was cut."""
-    fenced = f"{FENCE}{text}{FENCE}"
-    if len(fenced) <= limit:
-        return fenced
-    hidden = len(text)
-    note = f"\n… ({what} cut here, {{}} more characters)"
-    body = cut(text, limit - len(FENCE) * 2 - len(note) - 8, "")
-    return f"{FENCE}{body}{note.format(hidden - len(body))}{FENCE}"
-
-
 # --- status ---------------------------------------------------------------------------------------------------------
 
 
 def status_blocks(text: str) -> list[dict[str, Any]]:
     """The status message's blocks ("Searching tables…"): one small grey line."""
-    return [_context(f"{STATUS_EMOJI} {escape(text.strip() or 'Working…')}")]
+    return [context_block(f"{STATUS_EMOJI} {escape(text.strip() or 'Working…')}")]
 
 
 def status_message(text: str) -> SlackMessage:
@@ -176,7 +70,7 @@ def status_message(text: str) -> SlackMessage:
 def text_message(text: str) -> SlackMessage:
     """A short plain reply: one section of text."""
     body = escape(text.strip())
-    return SlackMessage(text=cut(body, FALLBACK_LIMIT), blocks=[_section(body)])
+    return SlackMessage(text=cut(body, FALLBACK_LIMIT), blocks=[section_block(body)])
 
 
 # --- answer ---------------------------------------------------------------------------------------------------------
@@ -189,14 +83,14 @@ def result_table(run: ResultTable) -> str:
     shown_rows = [(list(row[:width]) + [None] * width)[:width] for row in run.rows[:TABLE_ROWS]]
     numeric = _numeric_columns(shown_rows, len(shown_columns))
     cells = [(row[:width] + [""] * width)[:width] for row in run.cells()[:TABLE_ROWS]]
-    header = [_fit_width(c, CELL_WIDTH) for c in shown_columns]
-    body = [[_fit_width(v, CELL_WIDTH) for v in row] for row in cells]
+    header = [fit_width(c, CELL_WIDTH) for c in shown_columns]
+    body = [[fit_width(v, CELL_WIDTH) for v in row] for row in cells]
     widths = [max([display_width(header[i])] + [display_width(r[i]) for r in body]) for i in range(len(header))]
     lines = [
-        "  ".join(_pad(h, widths[i], numeric[i]) for i, h in enumerate(header)).rstrip(),
+        "  ".join(pad(h, widths[i], numeric[i]) for i, h in enumerate(header)).rstrip(),
         "  ".join("-" * w for w in widths),
     ]
-    lines += ["  ".join(_pad(v, widths[i], numeric[i]) for i, v in enumerate(r)).rstrip() for r in body]
+    lines += ["  ".join(pad(v, widths[i], numeric[i]) for i, v in enumerate(r)).rstrip() for r in body]
     return "\n".join(lines)
 
 
@@ -257,10 +151,10 @@ def _sql_blocks(run: ResultTable, native: bool = False) -> list[dict[str, Any]]:
     database = escape(run.database or "?")
     failed = not run.succeeded
     title = f"SQL on *{database}*" + (" (failed)" if failed else "") + ":\n"
-    sql = _code(escape(run.sql.strip()), SECTION_LIMIT - len(title), "SQL")
-    blocks = [_section(title + sql)]
+    sql = code_block(escape(run.sql.strip()), SECTION_LIMIT - len(title), "SQL")
+    blocks = [section_block(title + sql)]
     if failed:
-        blocks.append(_context(f"Error: {escape(str(run.error))}"))
+        blocks.append(context_block(f"Error: {escape(str(run.error))}"))
         return blocks
     if run.rows and native:
         blocks.append(native_table(run))
@@ -268,17 +162,17 @@ def _sql_blocks(run: ResultTable, native: bool = False) -> list[dict[str, Any]]:
         table = escape(result_table(run))
         while len(table) + 2 * len(FENCE) > SECTION_LIMIT and "\n" in table:
             table = table.rsplit("\n", 1)[0]  # wide cells full of escapes: show fewer rows
-        blocks.append(_section(f"{FENCE}{table}{FENCE}"))
-    blocks.append(_context(_result_note(run, native)))
+        blocks.append(section_block(f"{FENCE}{table}{FENCE}"))
+    blocks.append(context_block(_result_note(run, native)))
     return blocks
 
 
 def _answer_sections(answer: str) -> list[dict[str, Any]]:
-    pieces = _chunks(mrkdwn(answer.strip() or NO_ANSWER), SECTION_LIMIT)
+    pieces = split_sections(mrkdwn(answer.strip() or NO_ANSWER), SECTION_LIMIT)
     if len(pieces) > ANSWER_SECTIONS:
         pieces = pieces[:ANSWER_SECTIONS]
         pieces[-1] = cut(pieces[-1], SECTION_LIMIT - 40, "") + "\n… (answer shortened)"
-    return [_section(p) for p in pieces]
+    return [section_block(p) for p in pieces]
 
 
 def _footer(answer: Answer) -> list[dict[str, Any]]:
@@ -286,11 +180,11 @@ def _footer(answer: Answer) -> list[dict[str, Any]]:
     if answer.tables_used:
         texts = ["Tables used: " + ", ".join(escape(t) for t in answer.tables_used)]
         texts += [f":warning: {escape(w)}" for w in answer.warnings]
-        blocks.append(_context(*texts))
+        blocks.append(context_block(*texts))
     elif answer.warnings:
-        blocks.append(_context(*[f":warning: {escape(w)}" for w in answer.warnings]))
+        blocks.append(context_block(*[f":warning: {escape(w)}" for w in answer.warnings]))
     if answer.notes_saved:
-        blocks.append(_context(":memo: Note saved on " + ", ".join(escape(t) for t in answer.notes_saved) + "."))
+        blocks.append(context_block(":memo: Note saved on " + ", ".join(escape(t) for t in answer.notes_saved) + "."))
     return blocks
 
 
@@ -348,7 +242,7 @@ def answer_blocks(answer: Answer, *, feedback: bool = True) -> list[dict[str, An
             middle += _sql_blocks(run, i == native)
     left_out = len(runs) - len(chosen)
     if left_out:
-        middle.append(_context(f"{left_out} more SQL statement{'s' if left_out != 1 else ''} not shown here."))
+        middle.append(context_block(f"{left_out} more SQL statement{'s' if left_out != 1 else ''} not shown here."))
     return head + middle + foot
 
 
@@ -364,103 +258,3 @@ def answer_text(answer: Answer) -> str:
 def answer_message(answer: Answer) -> SlackMessage:
     """The message that replaces the status message once the turn has answered."""
     return SlackMessage(text=answer_text(answer), blocks=answer_blocks(answer))
-
-
-# --- feedback -------------------------------------------------------------------------------------------------------
-
-FEEDBACK_REASON_VIEW = "feedback_reason"  # callback_id of the modal that asks why an answer was wrong
-REASON_BLOCK = "reason"
-REASON_ACTION = "reason"
-
-
-def feedback_reason_view(turn_id: int) -> dict[str, Any]:
-    """The modal a 👎 opens: one optional multi-line field for what was wrong. `private_metadata` carries the turn
-    (Slack signs the submission, and only the user's own 👎 on that turn takes the reason)."""
-    return {
-        "type": "modal",
-        "callback_id": FEEDBACK_REASON_VIEW,
-        "private_metadata": str(turn_id),
-        "title": {"type": "plain_text", "text": "What was wrong?"},
-        "submit": {"type": "plain_text", "text": "Send"},
-        "close": {"type": "plain_text", "text": "Skip"},
-        "blocks": [
-            {
-                "type": "input",
-                "block_id": REASON_BLOCK,
-                "optional": True,
-                "label": {"type": "plain_text", "text": "What should the answer have been? (optional)"},
-                "element": {
-                    "type": "plain_text_input",
-                    "action_id": REASON_ACTION,
-                    "multiline": True,
-                    "max_length": 2000,
-                },
-            }
-        ],
-    }
-
-
-# --- verified examples for admins -----------------------------------------------------------------------------------
-
-EXAMPLE_APPROVE = "example_approve"  # action_ids of the buttons on a proposed example (bot/slack/example_review.py)
-EXAMPLE_REJECT = "example_reject"
-EXAMPLE_BLOCK = "example_review"
-SQL_LIMIT = 2500  # characters of an example's SQL shown
-
-
-@dataclass(frozen=True)
-class ExampleShown:
-    """What a review message shows of a proposed example (the admin may see every table it reads)."""
-
-    id: int
-    database: str
-    question: str
-    sql: str
-    tables: list[str]
-    proposed_by: str  # the Slack user id of the asker whose 👍 proposed it, or "" for another platform
-
-
-def _example_blocks(example: ExampleShown) -> list[dict[str, Any]]:
-    who = f"<@{escape(example.proposed_by)}>" if example.proposed_by else "an asker"
-    tables = ", ".join(f"{escape(example.database)}.{escape(t)}" for t in example.tables)
-    return [
-        _section(
-            f":bulb: *Proposed verified example #{example.id}* on *{escape(example.database)}*: {who} marked the "
-            "answer to this question as right."
-        ),
-        _section("*Question*\n>" + escape(" ".join(example.question.split()))),
-        _section("*SQL*\n" + _code(escape(example.sql.strip()), SQL_LIMIT + 2 * len(FENCE), "SQL")),
-        _context(
-            f"Reads {tables}. Approved, it is shown to the model for similar questions (to those who may see these "
-            f"tables) and ranks these tables in search. From a terminal: `tablescout examples approve {example.id}`."
-        ),
-    ]
-
-
-def example_review_message(example: ExampleShown) -> SlackMessage:
-    """The message an admin gets when a 👍 proposes an example: what it is, with Approve and Reject buttons."""
-    buttons = [
-        {
-            "type": "button",
-            "action_id": EXAMPLE_APPROVE,
-            "text": {"type": "plain_text", "text": "Approve"},
-            "style": "primary",
-            "value": str(example.id),
-        },
-        {
-            "type": "button",
-            "action_id": EXAMPLE_REJECT,
-            "text": {"type": "plain_text", "text": "Reject"},
-            "style": "danger",
-            "value": str(example.id),
-        },
-    ]
-    blocks = [*_example_blocks(example), {"type": "actions", "block_id": EXAMPLE_BLOCK, "elements": buttons}]
-    return SlackMessage(f"Proposed verified example #{example.id} on {example.database}", blocks)
-
-
-def example_decided_message(example: ExampleShown, line: str) -> SlackMessage:
-    """The review message once decided: the buttons replaced by what was decided, by whom (`line`, mrkdwn)."""
-    return SlackMessage(
-        f"Verified example #{example.id}: {plain_text(line)}", [*_example_blocks(example), _context(line)]
-    )

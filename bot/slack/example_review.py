@@ -17,15 +17,16 @@ from concurrent.futures import Executor
 from typing import Any
 
 from bot.feedback import Reviewed, example_reviewers, review_example
-from bot.slack.blocks import (
+from bot.slack.client import SlackDeliveryError
+from bot.slack.feedback_blocks import (
     EXAMPLE_APPROVE,
     EXAMPLE_REJECT,
     ExampleShown,
-    escape,
     example_decided_message,
     example_review_message,
 )
-from bot.slack.web import SlackDeliveryError, SlackPoster
+from bot.slack.mrkdwn import escape
+from bot.slack.web import SlackPoster
 from core.config.file import ConfigFile
 from core.store.database import Store
 from core.store.models import VerifiedExample

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.feedback import answer_clicked, reason_given
-from bot.slack.blocks import REASON_ACTION, REASON_BLOCK, feedback_reason_view
+from bot.slack.feedback_blocks import REASON_ACTION, REASON_BLOCK, feedback_reason_view
 from core.store.database import Store
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from bot.slack.app import REMEMBER_SHORTCUT
 from bot.slack.assistant import ASSISTANT_EVENTS
+from bot.slack.events import REMEMBER_SHORTCUT
 from tests.support import REPO
 
 APPS = REPO / "deploy" / "chat-apps"

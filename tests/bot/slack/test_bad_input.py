@@ -379,7 +379,7 @@ def test_a_malformed_socket_mode_envelope_is_acknowledged_logged_and_not_stored(
         assert session.get(ProcessedEvent, ("slack", "Ev_SOCKET_GOOD")) is not None
     assert len(published) == 1
     refusals = sorted(
-        r.getMessage() for r in caplog.records if r.name == "bot.slack.app" and "refused" in r.getMessage()
+        r.getMessage() for r in caplog.records if r.name == "bot.slack.socket_mode" and "refused" in r.getMessage()
     )
     assert refusals == sorted(
         [

@@ -13,15 +13,13 @@ from hypothesis import strategies as st
 from bot.slack.blocks import (
     FEEDBACK_ACTION,
     MAX_BLOCKS,
-    SECTION_LIMIT,
     answer_blocks,
     answer_message,
-    display_width,
-    mrkdwn,
     result_table,
     status_blocks,
     status_message,
 )
+from bot.slack.mrkdwn import SECTION_LIMIT, display_width, mrkdwn
 from bot.slack.results import NATIVE_ROWS, needs_file, result_files
 from core.answer.model import Answer, ResultTable
 from tests.fakes.slack_server import block_problems

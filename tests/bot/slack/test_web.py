@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.web import SlackDeliveryError, SlackPoster
+from bot.slack.client import SlackDeliveryError
+from bot.slack.web import SlackPoster
 from core.answer.model import Answer
 from core.errors import ConfigError
 from tests.fakes.slack_server import BOT_USER_ID, FakeSlack
