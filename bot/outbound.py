@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from bot.slack.client import SlackDeliveryError
 from bot.slack.streaming import StreamTo
 from bot.slack.web import ASSISTANT, SlackPoster
-from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
+from bot.teams.poster import TeamsDeliveryError, TeamsPoster
 from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError, TablescoutError

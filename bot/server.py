@@ -22,14 +22,9 @@ from bot.intake import Accepted, IncomingMessage, accept
 from bot.json_shape import MalformedBody, json_object
 from bot.relay import Relay
 from bot.slack.app import SlackInbound
-from bot.teams.adapter import (
-    TeamsDeliveryError,
-    TeamsFeedback,
-    TeamsMessage,
-    TeamsPoster,
-    build_adapter,
-    process_inbound,
-)
+from bot.teams.activity import TeamsFeedback, TeamsMessage
+from bot.teams.adapter import build_adapter, process_inbound
+from bot.teams.poster import TeamsDeliveryError, TeamsPoster
 from core.config.settings import Settings
 from core.errors import ConfigError
 from core.store.database import Store

@@ -14,7 +14,8 @@ from sqlalchemy import select
 
 from bot.delivery import BACKOFF_S, MAX_ATTEMPTS, StatusReporter, deliver_answer, destination
 from bot.outbound import Outbounds, TeamsOutbound
-from bot.teams.adapter import TeamsPoster, parse_activity, teams_message
+from bot.teams.adapter import parse_activity, teams_message
+from bot.teams.poster import TeamsPoster
 from core.answer.model import Answer as TurnAnswer
 from core.store.database import Store
 from core.store.models import OutboxMessage

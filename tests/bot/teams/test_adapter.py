@@ -11,15 +11,9 @@ from typing import Any
 import jwt
 import pytest
 
-from bot.teams.adapter import (
-    TeamsDeliveryError,
-    TeamsMessage,
-    TeamsPoster,
-    build_adapter,
-    mention_text,
-    parse_activity,
-    process_inbound,
-)
+from bot.teams.activity import TeamsMessage
+from bot.teams.adapter import build_adapter, mention_text, parse_activity, process_inbound
+from bot.teams.poster import TeamsDeliveryError, TeamsPoster
 from core.answer.model import Answer
 from core.config.settings import Settings
 from core.errors import ConfigError

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.teams.adapter import TeamsDeliveryError, TeamsPoster
+from bot.teams.poster import TeamsDeliveryError, TeamsPoster
 from tests.bot.teams.test_adapter import answer_payload, card_of, stored_reference
 from tests.fakes.teams_connector import FakeTeamsConnector
 from tests.fakes.teams_entra import FakeBotEntra

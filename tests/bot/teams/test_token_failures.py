@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.entra import EntraApp, EntraTokenError
-from bot.teams.adapter import MAX_TRIES, TeamsDeliveryError
 from bot.teams.credentials import bot_authority, scope_of
+from bot.teams.poster import MAX_TRIES, TeamsDeliveryError
 from tests.bot.teams.test_adapter import stored_reference
 from tests.bot.teams.test_authenticated_replies import registered_poster, status_then_answer
 from tests.fakes.directory_servers import Answer
