@@ -19,8 +19,42 @@ def result_table(record: SqlRecord) -> ResultTable:
         kinds=list(record.kinds),
         rows=[[json_cell(v) for v in row] for row in record.rows],
         truncated=record.truncated,
-        error=storable(record.error) if record.error is not None else None,
+        error=storable(user_error(record.error)) if record.error is not None else None,
     )
+
+
+#: Database errors a reader understands in a few words, by what the engine's message says (SQLite, MariaDB/MySQL,
+#: PostgreSQL wordings).
+_ENGINE_ERRORS = (
+    (re.compile(r"no such column|unknown column|column .* does not exist", re.IGNORECASE), "a column it named"),
+    (re.compile(r"no such table|table .* doesn't exist|relation .* does not exist", re.IGNORECASE), "a table it named"),
+)
+#: Where a tool message turns to the model ("; tell the user …", "; query the tables it reads instead").
+_TO_THE_MODEL = re.compile(
+    r"[;(]\s*(tell the user|try |write |use |query |check |look |call |ask the user|do not )", re.IGNORECASE
+)
+
+
+def user_error(text: str) -> str:
+    """A failed statement's error as the answer shows it to a person: one plain sentence, without what the tool
+    said to the model (its hints, "tell the user …") and without driver detail (the turn's tool calls keep the
+    full text for the log and the review queue). A refusal for lack of permission keeps its "no permission"
+    opening but names no table."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first.lower().startswith("no permission"):
+        return "no permission: this query reads data you may not see."
+    kind, sep, rest = first.partition(": ")
+    if sep and kind.lower() in ("error", "refused", "timeout"):
+        first = rest
+    for pattern, named in _ENGINE_ERRORS:
+        if pattern.search(first):
+            return f"The query could not run: {named} does not exist."
+    first = _TO_THE_MODEL.split(first, maxsplit=1)[0].strip().rstrip(";,. ")
+    if kind.lower() == "timeout":
+        return f"The query took too long ({first})." if first else "The query took too long."
+    if not first:
+        return "The query could not run."
+    return f"The query could not run: {first}."
 
 
 def copy_warnings(copies_used: Sequence[str]) -> list[str]:

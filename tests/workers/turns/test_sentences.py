@@ -9,6 +9,7 @@ import pytest
 
 from core.answer.model import ResultTable
 from core.answer.values import ValueKind as K
+from workers.turns.answers import user_error
 from workers.turns.sentences import answer_sentence, header
 
 
@@ -106,3 +107,25 @@ def test_unnamed_aggregates_get_headers_in_words() -> None:
 
 def test_no_rows_no_sentence() -> None:
     assert answer_sentence("How many?", ResultTable(columns=["n"], rows=[])) == ""
+
+
+@pytest.mark.parametrize(
+    ("tool_text", "shown"),
+    [
+        (
+            "error: cannot reach database billing right now; tell the user that this database is not answering",
+            "The query could not run: cannot reach database billing right now.",
+        ),
+        (
+            "error: no such column: T2.WH_CD\nColumns of WH_MST: WH_CD, WH_NM",
+            "The query could not run: a column it named does not exist.",
+        ),
+        (
+            "no permission: erp.EMP_MST exists but this user may not see it; tell the user the data exists",
+            "no permission: this query reads data you may not see.",
+        ),
+        ("timeout: the query ran longer than 30 s", "The query took too long (the query ran longer than 30 s)."),
+    ],
+)
+def test_a_failed_statement_reads_as_one_plain_sentence(tool_text: str, shown: str) -> None:
+    assert user_error(tool_text) == shown
