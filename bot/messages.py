@@ -226,13 +226,6 @@ def parse_message(
     )
 
 
-def looks_like_note(text: str) -> bool:
-    """Does the message ask to remember something (SPEC §5)? Markup is read as in `parse_message`."""
-    pieces = _clean(text, None, None)
-    plain = _tidy("".join(p for p, _ in pieces))
-    return _note_in(_LEADING_MENTIONS.sub("", plain))[0]
-
-
 #: The longest message taken as a question or note. Longer text costs model context and time without making a
 #: question clearer; every surface refuses it with `too_long` instead of passing it on.
 MAX_MESSAGE_CHARS = 8000

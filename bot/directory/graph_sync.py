@@ -23,11 +23,10 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx2
-from sqlalchemy.orm import Session
 
 from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
-from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
+from bot.directory.snapshot import DirectorySnapshot, GroupEntry, UserEntry
 from bot.entra import EntraApp, EntraTokenError, TokenRefusal
 from core.config.settings import Settings
 
@@ -252,8 +251,3 @@ def fetch_entra_directory(settings: Settings) -> DirectorySnapshot:
         reader.close()
     log.info("read %d Entra ID groups with %d users", len(groups), len(users))
     return DirectorySnapshot(platform=PLATFORM, groups=tuple(groups), users=users)
-
-
-def sync_teams(session: Session, settings: Settings, *, now: datetime) -> SyncReport:
-    """Read the Entra ID directory and write it through `session` (the caller commits)."""
-    return apply_snapshot(session, fetch_entra_directory(settings), now=now)

@@ -13,14 +13,11 @@ the token.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import Any
-
-from sqlalchemy.orm import Session
 
 from bot.directory import attributes
 from bot.directory.errors import DirectorySyncError
-from bot.directory.snapshot import DirectorySnapshot, GroupEntry, SyncReport, UserEntry, apply_snapshot
+from bot.directory.snapshot import DirectorySnapshot, GroupEntry, UserEntry
 from bot.slack.reads import SlackReadError, read_api
 from core.config.settings import Settings
 
@@ -128,8 +125,3 @@ def fetch_slack_directory(settings: Settings) -> DirectorySnapshot:
         users = {u: _member(settings, u, labels, workspace) for u, workspace in members.items()}
     log.info("read %d Slack user groups with %d members", len(groups), len(members))
     return DirectorySnapshot(platform=PLATFORM, groups=tuple(groups), users=users, attributes_skipped=skipped)
-
-
-def sync_slack(session: Session, settings: Settings, *, now: datetime) -> SyncReport:
-    """Read the Slack directory and write it through `session` (the caller commits)."""
-    return apply_snapshot(session, fetch_slack_directory(settings), now=now)

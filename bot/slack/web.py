@@ -11,7 +11,6 @@ assistant thread the status is the thread's status line (`assistant.threads.setS
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from bot.slack.blocks import answer_message, status_message, text_message
 from bot.slack.client import TIMEOUT_S, SlackCalls, SlackDeliveryError
@@ -27,15 +26,6 @@ log = logging.getLogger(__name__)
 ASSISTANT = "assistant"
 #: The thread status line holds a short phrase.
 THREAD_STATUS_LIMIT = 150
-
-
-@dataclass(frozen=True)
-class BotIdentity:
-    """Who the token belongs to, as auth.test says."""
-
-    user_id: str
-    bot_id: str | None
-    team_id: str | None
 
 
 class SlackPoster:
@@ -56,16 +46,6 @@ class SlackPoster:
     @property
     def api_url(self) -> str:
         return str(self.calls.client.base_url)
-
-    def bot_identity(self) -> BotIdentity:
-        """The bot user behind the token (auth.test); also a check that the token works."""
-        with self.calls.calling("auth.test"):
-            response = self.calls.client.auth_test()
-        return BotIdentity(
-            user_id=str(response.get("user_id") or ""),
-            bot_id=_optional_str(response.get("bot_id")),
-            team_id=_optional_str(response.get("team_id")),
-        )
 
     def post_status(self, channel: str, thread_ts: str | None, text: str) -> str:
         """Post the status message ("Searching tables…") in the thread; returns its ts."""
@@ -162,7 +142,3 @@ class SlackPoster:
 def _status_phrase(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= THREAD_STATUS_LIMIT else text[: THREAD_STATUS_LIMIT - 1].rstrip() + "…"
-
-
-def _optional_str(value: object) -> str | None:
-    return str(value) if value else None

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from bot.directory.graph_sync import sync_teams
+from bot.directory.graph_sync import fetch_entra_directory
+from bot.directory.snapshot import apply_snapshot
 from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import directory_settings
@@ -49,7 +50,7 @@ def test_user_properties_become_normalised_attributes(
     fake_graph.page_size = 1
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
 
-    report = sync_teams(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
     assert (report.users, report.users_with_attributes) == (2, 1)
     rep = directory.user(session, "teams", "u-busan")
@@ -81,11 +82,11 @@ def test_a_property_removed_in_entra_is_gone_after_the_next_sync(
 ) -> None:
     seed(fake_graph)
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
-    sync_teams(session, settings, now=NOW)
+    apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
     del fake_graph.users["u-busan"].properties["city"]
     fake_graph.users["u-busan"].properties["department"] = "Support"
-    sync_teams(session, settings, now=NOW + timedelta(hours=1))
+    apply_snapshot(session, fetch_entra_directory(settings), now=NOW + timedelta(hours=1))
 
     rep = directory.user(session, "teams", "u-busan")
     assert rep is not None

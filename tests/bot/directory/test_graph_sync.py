@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
-from bot.directory.graph_sync import sync_teams
+from bot.directory.graph_sync import fetch_entra_directory
+from bot.directory.snapshot import apply_snapshot
 from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import APP_ID, APP_PASSWORD, GRAPH_TOKEN, TENANT, directory_settings
@@ -39,7 +40,7 @@ def test_sync_follows_pages_and_nested_groups(
     fake_graph.page_size = 2
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
 
-    report = sync_teams(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
     assert (report.platform, report.groups, report.users, report.memberships) == ("teams", 4, 7, 8)
     assert [g.group_id for g in directory.groups_of(session, "teams", "u-2")] == ["g-hr", "g-hr-leads"]
@@ -74,7 +75,7 @@ def test_membership_change_moves_a_teams_user_out_of_hr(
 ) -> None:
     seed(fake_graph)
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
-    sync_teams(session, settings, now=NOW)
+    apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
     lead = resolve_principal(session, settings.file, "teams", "u-2")
     assert role_names(lead) == ("hr",), "membership through a nested group counts"
     assert lead.may_see("erp", "EMP_MST")
@@ -82,7 +83,7 @@ def test_membership_change_moves_a_teams_user_out_of_hr(
     fake_graph.groups["g-hr-leads"].members.remove("u-2")
     fake_graph.groups["g-sales"].members.append("u-2")
     fake_graph.groups["g-hr"].members.remove("u-1")
-    sync_teams(session, settings, now=NOW + timedelta(hours=1))
+    apply_snapshot(session, fetch_entra_directory(settings), now=NOW + timedelta(hours=1))
 
     lead = resolve_principal(session, settings.file, "teams", "u-2")
     assert role_names(lead) == ("sales",)
@@ -102,7 +103,7 @@ def test_throttled_requests_are_retried_after_retry_after(
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
 
     started = time.monotonic()
-    report = sync_teams(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
     assert time.monotonic() - started >= 1.0
     assert report.groups == 4
@@ -118,7 +119,7 @@ def test_a_wrong_app_password_is_a_clear_error(
         tmp_path, config_path, entra=fake_entra, graph=fake_graph, teams_app_password="not-the-secret"
     )
     with pytest.raises(DirectorySyncError) as raised:
-        sync_teams(session, settings, now=NOW)
+        apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
     message = str(raised.value)
     assert "TABLESCOUT_TEAMS_APP_PASSWORD" in message
     assert "invalid_client" in message
@@ -131,7 +132,7 @@ def test_an_unknown_app_names_the_app_id(
 ) -> None:
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph, teams_app_id="other")
     with pytest.raises(DirectorySyncError, match="does not know the app TABLESCOUT_TEAMS_APP_ID"):
-        sync_teams(session, settings, now=NOW)
+        apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
 
 def test_an_unknown_tenant_names_the_authority(
@@ -139,7 +140,7 @@ def test_an_unknown_tenant_names_the_authority(
 ) -> None:
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph, teams_tenant_id="nope")
     with pytest.raises(DirectorySyncError, match=f"cannot use the Entra ID authority {fake_entra.url}/nope"):
-        sync_teams(session, settings, now=NOW)
+        apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
 
 def test_missing_graph_permissions_are_named(
@@ -149,4 +150,4 @@ def test_missing_graph_permissions_are_named(
     fake_graph.forbidden = True
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
     with pytest.raises(DirectorySyncError, match=r"GroupMember\.Read\.All and User\.Read\.All"):
-        sync_teams(session, settings, now=NOW)
+        apply_snapshot(session, fetch_entra_directory(settings), now=NOW)

@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
-from bot.directory.graph_sync import TOKEN_ATTEMPTS, sync_teams
+from bot.directory.graph_sync import TOKEN_ATTEMPTS, fetch_entra_directory
+from bot.directory.snapshot import apply_snapshot
 from core.store.repositories import directory
 from tests.bot.directory.conftest import TENANT, directory_settings
 from tests.bot.directory.test_graph_sync import NOW, seed
@@ -26,7 +27,7 @@ def test_a_token_endpoint_answering_500_once_is_asked_again(
     fake_entra.fail_tokens(SERVER_ERROR, times=1)
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
 
-    report = sync_teams(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
     assert report.groups == 4
     assert len(fake_entra.token_requests()) == 2
@@ -57,7 +58,7 @@ def test_a_token_endpoint_that_keeps_failing_is_a_clear_error(
     settings = directory_settings(tmp_path, config_path, entra=fake_entra, graph=fake_graph)
 
     with pytest.raises(DirectorySyncError) as raised:
-        sync_teams(session, settings, now=NOW)
+        apply_snapshot(session, fetch_entra_directory(settings), now=NOW)
 
     assert str(raised.value) == (
         f"no Microsoft Graph token after {TOKEN_ATTEMPTS} attempts: Entra ID at {fake_entra.url}/{TENANT} "

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from bot.directory.slack_sync import sync_slack
+from bot.directory.slack_sync import fetch_slack_directory
+from bot.directory.snapshot import apply_snapshot
 from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import directory_settings
@@ -49,7 +50,7 @@ def test_profile_fields_become_normalised_attributes(
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
 
-    report = sync_slack(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     assert (report.users, report.users_with_attributes, report.attributes_skipped) == (4, 2, None)
     anna = directory.user(session, "slack", "U_ANNA")
@@ -83,7 +84,7 @@ def test_the_principal_of_a_turn_carries_the_synced_attributes(
 ) -> None:
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
-    sync_slack(session, settings, now=NOW)
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     anna = resolve_principal(session, settings.file, "slack", "U_ANNA")
     assert anna.attribute("city") == "Busan"
@@ -103,11 +104,11 @@ def test_a_cleared_field_is_gone_after_the_next_sync(
 ) -> None:
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
-    sync_slack(session, settings, now=NOW)
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     del fake_slack.profiles["U_ANNA"].custom["Xf02"]  # Anna moved; her city is not filled in yet
     fake_slack.profiles["U_ANNA"].custom["Xf01"] = "Marketing"
-    sync_slack(session, settings, now=NOW + timedelta(hours=1))
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW + timedelta(hours=1))
 
     anna = directory.user(session, "slack", "U_ANNA")
     assert anna is not None
@@ -120,10 +121,10 @@ def test_without_the_profile_scope_groups_sync_and_attributes_are_dropped(
 ) -> None:
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
-    sync_slack(session, settings, now=NOW)
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     fake_slack.missing_scopes["team.profile.get"] = "users.profile:read"
-    report = sync_slack(session, settings, now=NOW + timedelta(hours=1))
+    report = apply_snapshot(session, fetch_slack_directory(settings), now=NOW + timedelta(hours=1))
 
     assert (report.groups, report.memberships, report.users_with_attributes) == (2, 5, 0)
     assert report.attributes_skipped is not None

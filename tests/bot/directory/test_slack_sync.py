@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from bot.directory.errors import DirectorySyncError
-from bot.directory.slack_sync import sync_slack
+from bot.directory.slack_sync import fetch_slack_directory
+from bot.directory.snapshot import apply_snapshot
 from core.access.permissions import resolve_principal
 from core.store.repositories import directory
 from tests.bot.directory.conftest import SLACK_TOKEN, directory_settings
@@ -34,7 +35,7 @@ def test_sync_populates_groups_users_and_memberships(
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
 
-    report = sync_slack(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     assert (report.platform, report.groups, report.users, report.memberships) == ("slack", 2, 3, 4)
     groups = directory.groups_of(session, "slack", "U_BEN")
@@ -56,14 +57,14 @@ def test_membership_change_moves_a_user_out_of_hr(
 ) -> None:
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
-    sync_slack(session, settings, now=NOW)
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
     anna = resolve_principal(session, settings.file, "slack", "U_ANNA")
     assert role_names(anna) == ("hr",)
     assert anna.may_see("erp", "EMP_MST")
 
     fake_slack.groups["S0HR"].users.remove("U_ANNA")
     fake_slack.groups["S0SALES"].users.append("U_ANNA")
-    sync_slack(session, settings, now=NOW + timedelta(hours=1))
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW + timedelta(hours=1))
 
     anna = resolve_principal(session, settings.file, "slack", "U_ANNA")
     assert role_names(anna) == ("sales",)
@@ -76,12 +77,12 @@ def test_a_user_who_left_every_group_gets_the_default_role(
 ) -> None:
     seed(fake_slack)
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
-    sync_slack(session, settings, now=NOW)
+    apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
     assert resolve_principal(session, settings.file, "slack", "U_ANNA").may_see("erp", "EMP_MST")
 
     fake_slack.groups["S0HR"].users.remove("U_ANNA")
     fake_slack.groups["S0SALES"].disabled = True  # a disabled group takes its roles with it
-    report = sync_slack(session, settings, now=NOW + timedelta(hours=1))
+    report = apply_snapshot(session, fetch_slack_directory(settings), now=NOW + timedelta(hours=1))
 
     assert (report.groups, report.removed_groups, report.removed_users) == (1, 1, 2)  # S0SALES; U_ANNA, U_CARL
     anna = resolve_principal(session, settings.file, "slack", "U_ANNA")
@@ -101,7 +102,7 @@ def test_a_rate_limited_call_is_retried_after_retry_after(
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
 
     started = time.monotonic()
-    report = sync_slack(session, settings, now=NOW)
+    report = apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     assert time.monotonic() - started >= 1.0, "the retry waited for Retry-After"
     assert report.memberships == 4
@@ -117,7 +118,7 @@ def test_a_bad_token_is_a_clear_error_that_never_shows_the_token(
     settings = directory_settings(tmp_path, config_path, slack=fake_slack, slack_bot_token="xoxb-wrong-secret")
 
     with pytest.raises(DirectorySyncError) as raised:
-        sync_slack(session, settings, now=NOW)
+        apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
     message = str(raised.value)
     assert "SLACK_BOT_TOKEN" in message
@@ -135,7 +136,7 @@ def test_a_missing_scope_names_the_scope(
     settings = directory_settings(tmp_path, config_path, slack=fake_slack)
 
     with pytest.raises(DirectorySyncError, match="lacks the scope usergroups:read"):
-        sync_slack(session, settings, now=NOW)
+        apply_snapshot(session, fetch_slack_directory(settings), now=NOW)
 
 
 def test_an_unreachable_api_names_the_address(session: Session, tmp_path: Path, config_path: Path) -> None:
@@ -143,4 +144,4 @@ def test_an_unreachable_api_names_the_address(session: Session, tmp_path: Path, 
         tmp_path, config_path, slack_bot_token=SLACK_TOKEN, slack_api_url="http://127.0.0.1:9/api/"
     )
     with pytest.raises(DirectorySyncError, match=r"cannot reach the Slack Web API at http://127\.0\.0\.1:9/api/"):
-        sync_slack(session, settings, now=NOW)
+        apply_snapshot(session, fetch_slack_directory(settings), now=NOW)

@@ -205,10 +205,8 @@ def test_poster_from_settings(fake_slack: FakeSlack, tmp_path: Path) -> None:
     settings = isolated_settings(tmp_path, SLACK_BOT_TOKEN=fake_slack.token, slack_api_url=fake_slack.url.rstrip("/"))
     poster = SlackPoster.from_settings(settings)
     assert poster.api_url == fake_slack.url
-    identity = poster.bot_identity()
-    assert identity.user_id == BOT_USER_ID
-    assert identity.team_id == "T0FAKE"
-    assert fake_slack.calls_to("auth.test")[0].headers["authorization"] == f"Bearer {fake_slack.token}"
+    poster.post_status(CHANNEL, None, "Searching tables…")
+    assert fake_slack.calls_to("chat.postMessage")[-1].headers["authorization"] == f"Bearer {fake_slack.token}"
 
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
         SlackPoster.from_settings(isolated_settings(tmp_path))
