@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from sqlalchemy.orm import Session
 
@@ -23,6 +23,7 @@ from core.config.settings import Settings
 from core.store.models import Turn, VerifiedExample
 from core.store.repositories import directory
 from core.store.repositories import feedback as feedback_repo
+from core.store.repositories.turns import answer_of
 
 RATINGS = frozenset({"good", "bad"})
 REASON_LIMIT = 2000  # characters of a 👎 reason that are kept
@@ -72,10 +73,11 @@ def propose_example(session: Session, turn: Turn) -> int | None:
     existing = feedback_repo.example_for_turn(session, turn.id)
     if existing is not None:
         return existing.id
-    run = _last_successful_run(turn.result or {})
+    answer = answer_of(turn)
+    run = next((r for r in reversed(answer.results) if r.succeeded and r.sql and r.database), None)
     if run is None:
         return None
-    database = str(run["database"])
+    database = run.database
     prefix = database + "."
     tables = [t[len(prefix) :] for t in turn.tables_used or [] if t.startswith(prefix)]
     if not tables:
@@ -85,19 +87,12 @@ def propose_example(session: Session, turn: Turn) -> int | None:
         turn_id=turn.id,
         question=turn.question,
         database=database,
-        sql=str(run["sql"]),
+        sql=run.sql,
         tables=tables,
         platform=turn.user_platform,
         user_id=turn.user_id,
     )
     return example.id
-
-
-def _last_successful_run(result: dict[str, Any]) -> dict[str, Any] | None:
-    for run in reversed(result.get("sql") or []):
-        if isinstance(run, dict) and not run.get("error") and run.get("sql") and run.get("database"):
-            return run
-    return None
 
 
 def question_embedder(settings: Settings) -> Callable[[str], list[float]]:
