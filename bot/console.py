@@ -63,6 +63,8 @@ class ConsoleView:
             self.console.print(self.rows(run, title), soft_wrap=False)
         if answer.tables_used:
             self.console.print("Tables used: " + ", ".join(answer.tables_used), highlight=False, markup=False)
+        if answer.sources_note:
+            self.note(escape(answer.sources_note))
         for warning in answer.warnings:
             self.console.print(f"[yellow]{escape(warning)}[/]", highlight=False)
         if answer.notes_saved:
@@ -74,8 +76,8 @@ class ConsoleView:
         """A result as a console table; each cell as it reads on every surface (`core.answer.values`)."""
         numeric = [is_numeric(kind) for kind in run.column_kinds()]
         table = Table(title=title, title_justify="left")
-        for column, right in zip(run.columns, numeric, strict=False):
-            table.add_column(str(column), justify="right" if right else "left")
+        for column, right in zip(run.headers(), numeric, strict=False):
+            table.add_column(column, justify="right" if right else "left")
         for row in run.cells()[:SHOWN_ROWS]:
             table.add_row(*row)
         more = len(run.rows) - SHOWN_ROWS

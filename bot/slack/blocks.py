@@ -78,7 +78,7 @@ def text_message(text: str) -> SlackMessage:
 
 def result_table(run: ResultTable) -> str:
     """The first `TABLE_ROWS` rows and `TABLE_COLUMNS` columns, aligned for a monospace font (numbers right)."""
-    shown_columns = [str(c) for c in run.columns[:TABLE_COLUMNS]]
+    shown_columns = run.headers()[:TABLE_COLUMNS]
     width = len(shown_columns)
     shown_rows = [(list(row[:width]) + [None] * width)[:width] for row in run.rows[:TABLE_ROWS]]
     numeric = _numeric_columns(shown_rows, len(shown_columns))
@@ -110,7 +110,7 @@ def native_table(run: ResultTable) -> dict[str, Any]:
     """A Block Kit `table` block: a header row, then up to `native_rows_shown` rows and `NATIVE_COLUMNS` columns;
     number columns right-aligned, each cell as its column's kind reads. Cells are raw text, so nothing in them is
     read as a mention or link."""
-    names = [str(c) for c in run.columns[:NATIVE_COLUMNS]]
+    names = run.headers()[:NATIVE_COLUMNS]
     width = len(names)
     shown = native_rows_shown(run)
     body = [(list(row[:width]) + [None] * width)[:width] for row in run.rows[:shown]]
@@ -177,12 +177,11 @@ def _answer_sections(answer: str) -> list[dict[str, Any]]:
 
 def _footer(answer: Answer) -> list[dict[str, Any]]:
     blocks = []
-    if answer.tables_used:
-        texts = ["Tables used: " + ", ".join(escape(t) for t in answer.tables_used)]
-        texts += [f":warning: {escape(w)}" for w in answer.warnings]
+    texts = ["Tables used: " + ", ".join(escape(t) for t in answer.tables_used)] if answer.tables_used else []
+    texts += [escape(answer.sources_note)] if answer.sources_note else []
+    texts += [f":warning: {escape(w)}" for w in answer.warnings]
+    if texts:
         blocks.append(context_block(*texts))
-    elif answer.warnings:
-        blocks.append(context_block(*[f":warning: {escape(w)}" for w in answer.warnings]))
     if answer.notes_saved:
         blocks.append(context_block(":memo: Note saved on " + ", ".join(escape(t) for t in answer.notes_saved) + "."))
     return blocks
@@ -227,10 +226,10 @@ def _choose_runs(runs: list[ResultTable], budget: int, native: int | None) -> se
 
 def answer_blocks(answer: Answer, *, feedback: bool = True) -> list[dict[str, Any]]:
     """The answer's blocks, at most `MAX_BLOCKS`: answer text, SQL and results (the latest result with rows as the
-    message's one native table), tables used, warnings, notes saved, and the feedback buttons unless `feedback` is
-    off."""
+    message's one native table), tables used, why these tables, warnings, notes saved, and the feedback buttons
+    under an answer that ran SQL (not under a note's confirmation or a refusal) unless `feedback` is off."""
     head = _answer_sections(answer.text)
-    foot = _footer(answer) + ([feedback_block()] if feedback else [])
+    foot = _footer(answer) + ([feedback_block()] if feedback and answer.results else [])
     runs = answer.results
     native = native_table_run(runs)
     budget = MAX_BLOCKS - len(head) - len(foot)

@@ -67,6 +67,8 @@ def answer_card(answer: Answer) -> dict[str, Any]:
         body.extend(_result_table(shown))
     if answer.tables_used:
         body.append(_note(f"Tables used: {', '.join(answer.tables_used)}", separator=True))
+    if answer.sources_note:
+        body.append(_note(answer.sources_note))
     for warning in answer.warnings:
         body.append(_note(f"\u26a0 {warning}", color="Warning"))
     if answer.notes_saved:
@@ -100,7 +102,7 @@ def _result_run(runs: Sequence[ResultTable]) -> ResultTable | None:
 
 
 def _result_table(run: ResultTable) -> list[dict[str, Any]]:
-    columns = [str(c) for c in run.columns]
+    columns = run.headers()
     shown_columns = columns[:MAX_COLUMNS]
     cells = run.cells()
     blocks: list[dict[str, Any]] = []

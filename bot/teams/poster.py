@@ -107,7 +107,8 @@ class TeamsPoster:
             type=ActivityTypes.message,
             text="",
             summary=answer_summary(answer),
-            channel_data={"feedbackLoopEnabled": True},  # Teams' 👍/👎 under the answer (handled in process_inbound)
+            # Teams' 👍/👎 under an answer that ran SQL (handled in process_inbound); none under a note's confirmation
+            channel_data={"feedbackLoopEnabled": bool(answer.results)},
             attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(answer))))],
         )
         if status_activity_id:

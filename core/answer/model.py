@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.answer.values import ValueKind, format_value, infer_kind
+from core.answer.values import ValueKind, column_header, format_value, infer_kind
 from core.text.storable_text import storable
 
 Status = Literal["answered", "partial", "failed"]
@@ -64,6 +64,10 @@ class ResultTable(BaseModel):
         if known is not None:
             return known
         return infer_kind(self.columns[index] if index < len(self.columns) else "", [r[index] for r in self.rows])
+
+    def headers(self) -> list[str]:
+        """The column names as a reader reads them: SQL aliases as written, unnamed aggregates in words."""
+        return [column_header(c) for c in self.columns]
 
     def column_kinds(self) -> list[ValueKind]:
         return [self.kind(i) for i in range(len(self.columns))]

@@ -132,3 +132,17 @@ def _iso_date(value: str) -> str:
     if time.endswith(":00") and time.count(":") == 2 and not re.search(r"[+-]\d|Z", time):
         time = time[:-3] if time != "00:00:00" else ""
     return f"{date} {time}".strip()
+
+
+def column_header(column: str) -> str:
+    """A result column as a reader names it: an SQL alias as written, an unnamed aggregate in words
+    (`COUNT(*)` → "count", `SUM(TOT_AMT)` → "total TOT_AMT")."""
+    match = re.fullmatch(r"\s*(count|sum|avg|min|max)\s*\(\s*(distinct\s+)?([^()]*?)\s*\)\s*", column, re.IGNORECASE)
+    if match is None:
+        return column
+    what = match.group(3).split(".")[-1].strip('"`[]') or "rows"
+    word = {"count": "count", "sum": "total", "avg": "average", "min": "lowest", "max": "highest"}
+    name = word[match.group(1).lower()]
+    if name == "count":
+        return "count" if what == "*" else f"count of {'distinct ' if match.group(2) else ''}{what}"
+    return f"{name} {what}"

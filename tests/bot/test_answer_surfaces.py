@@ -80,3 +80,25 @@ def _texts(element: Any) -> str:
     elif isinstance(element, list):
         found += [_texts(value) for value in element]
     return "".join(found)
+
+
+def test_headers_and_why_these_tables_read_the_same_everywhere() -> None:
+    counted = ResultTable(database="erp", sql="SELECT ...", columns=["SHIP_CITY", "COUNT(*)"], rows=[["Busan", 351]])
+    note = "From the live order master table (ORD_MST); the backup copy ORD_MST_BAK was left out."
+    answer = ANSWER.model_copy(update={"results": [counted], "sources_note": note})
+
+    [table] = [b for b in answer_blocks(answer) if b["type"] == "table"]
+    assert [cell["text"] for cell in table["rows"][0]] == ["SHIP_CITY", "count"]
+    assert note in str(answer_blocks(answer))
+
+    card = answer_card(answer)
+    header = next(e for e in card["body"] if e.get("type") == "ColumnSet")
+    assert [_texts(column) for column in header["columns"]] == ["SHIP_CITY", "count"]
+    assert note in _texts(card)
+
+    out = io.StringIO()
+    ConsoleView(Console(file=out, width=200)).answer(answer)
+    shown = out.getvalue()
+    assert "count" in shown
+    assert "COUNT(*)" not in shown.split("SELECT")[0]  # the header, not the statement
+    assert note in shown

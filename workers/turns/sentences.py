@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 
 from core.answer.model import ResultTable
-from core.answer.values import MEASURES, ValueKind
+from core.answer.values import MEASURES, ValueKind, column_header
 
 _ASKS_HOW_MANY = re.compile(r"^\s*how\s+(many|much)\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE)
 _WHICH_DID = re.compile(
@@ -105,9 +105,9 @@ def one_row(question: str, table: ResultTable, cells: Sequence[str]) -> str:
     first, _, _ = re.split(r",?\s+and\s+", text, maxsplit=1)[0].partition("?")
     if _ASKS_HOW_MANY.match(first) and kinds[0] in MEASURES:
         lead = one_value(first, cells[0], kinds[0]).rstrip(".")
-        rest = "; ".join(f"{header(c)}: {v}" for c, v in zip(table.columns[1:], cells[1:], strict=False))
+        rest = "; ".join(f"{column_header(c)}: {v}" for c, v in zip(table.columns[1:], cells[1:], strict=False))
         return _end(f"{lead}; {rest}")
-    pairs = "; ".join(f"{header(c)}: {v}" for c, v in zip(table.columns, cells, strict=False))
+    pairs = "; ".join(f"{column_header(c)}: {v}" for c, v in zip(table.columns, cells, strict=False))
     return f"{_subject(question)} \u2014 {pairs}."
 
 
@@ -188,20 +188,6 @@ def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]])
     if _HANGUL.search(question):
         return f"{subject}: {len(table.rows)}개 행, 가장 높은 값은 {cells[top][label]}의 {cells[top][measure]}입니다."
     return f"{subject}, highest {where}: {cells[top][measure]}."
-
-
-def header(column: str) -> str:
-    """A result column as a reader names it: an SQL alias as written, an unnamed aggregate in words
-    (`COUNT(*)` → "count", `SUM(TOT_AMT)` → "total TOT_AMT")."""
-    match = re.fullmatch(r"\s*(count|sum|avg|min|max)\s*\(\s*(distinct\s+)?([^()]*?)\s*\)\s*", column, re.IGNORECASE)
-    if match is None:
-        return column
-    what = match.group(3).split(".")[-1].strip('"`[]') or "rows"
-    word = {"count": "count", "sum": "total", "avg": "average", "min": "lowest", "max": "highest"}
-    name = word[match.group(1).lower()]
-    if name == "count":
-        return "count" if what == "*" else f"count of {'distinct ' if match.group(2) else ''}{what}"
-    return f"{name} {what}"
 
 
 def _korean(question: str, value: str) -> str:

@@ -174,8 +174,8 @@ def test_native_table_shows_up_to_its_limits_and_a_larger_result_gets_a_csv() ->
     assert block_problems(blocks) == []
 
 
-def test_every_answer_ends_with_feedback_buttons() -> None:
-    for answer in (payload(), payload(sql=[], tables_used=[]), payload(sql=[run(error="boom")])):
+def test_every_answer_that_ran_sql_ends_with_feedback_buttons() -> None:
+    for answer in (payload(), payload(sql=[run(error="boom")])):
         block = answer_blocks(answer)[-1]
         assert block["type"] == "context_actions"
         [buttons] = block["elements"]
@@ -183,6 +183,8 @@ def test_every_answer_ends_with_feedback_buttons() -> None:
         assert buttons["action_id"] == FEEDBACK_ACTION
         assert (buttons["positive_button"]["value"], buttons["negative_button"]["value"]) == ("good", "bad")
     assert answer_blocks(payload(), feedback=False)[-1]["type"] == "context"
+    refusal = payload(answer="You have no role that may query a database.", sql=[], tables_used=[])
+    assert all(b["type"] != "context_actions" for b in answer_blocks(refusal))  # nothing to judge: no buttons
 
 
 def test_wide_characters_keep_columns_aligned() -> None:
@@ -275,7 +277,8 @@ def test_note_confirmation_names_the_table() -> None:
         answer="Saved: ORD_MST_BAK is a copy nobody uses.", sql=[], tables_used=[], notes_saved=["erp.ORD_MST"]
     )
     message = answer_message(note)
-    assert texts(content(message.blocks)) == [
+    assert all(b["type"] != "context_actions" for b in message.blocks)  # a confirmation, not an answer to judge
+    assert texts(message.blocks) == [
         "Saved: ORD_MST_BAK is a copy nobody uses.",
         ":memo: Note saved on erp.ORD_MST.",
     ]

@@ -9,8 +9,9 @@ import pytest
 
 from core.answer.model import ResultTable
 from core.answer.values import ValueKind as K
+from core.answer.values import column_header
 from workers.turns.answers import user_error
-from workers.turns.sentences import answer_sentence, header
+from workers.turns.sentences import answer_sentence
 
 
 def one(question: str, value: Any, kind: K, column: str = "value") -> str:
@@ -96,7 +97,7 @@ def test_a_count_asked_first_leads_and_the_other_values_follow() -> None:
 
 
 def test_unnamed_aggregates_get_headers_in_words() -> None:
-    assert [header(c) for c in ("COUNT(*)", "SUM(o.TOT_AMT)", "count(DISTINCT CUST_NO)", "avg(x)", "n")] == [
+    assert [column_header(c) for c in ("COUNT(*)", "SUM(o.TOT_AMT)", "count(DISTINCT CUST_NO)", "avg(x)", "n")] == [
         "count",
         "total TOT_AMT",
         "count of distinct CUST_NO",
