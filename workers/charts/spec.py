@@ -25,6 +25,9 @@ from workers.charts.shape import Measure, Shape
 VEGA_LITE_MAJOR = 5
 SCHEMA = f"https://vega.github.io/schema/vega-lite/v{VEGA_LITE_MAJOR}.json"
 WIDTH = 600
+#: Room for one upright label (11 px text) on an axis of many categories, and from how many they stand upright.
+STEP = 16
+UPRIGHT_FROM = 30
 HEIGHT = 300
 COLOURS = ("#4c78a8", "#f58518")
 #: How the chart looks wherever it is drawn: plain, readable at Slack's and Teams' preview sizes.
@@ -46,7 +49,7 @@ def vega_lite(shape: Shape, title: str) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "$schema": SCHEMA,
         "title": title,
-        "width": WIDTH,
+        "width": width(shape),
         "height": HEIGHT,
         "data": {"values": records(shape)},
         "config": CONFIG,
@@ -104,7 +107,7 @@ def x_encoding(shape: Shape) -> dict[str, Any]:
         return base | {"type": "quantitative", "scale": {"zero": False, "nice": False}, "axis": years}
     order = [point.x for point in shape.points]
     kind = "nominal" if shape.axis == "category" else "ordinal"
-    return base | {"type": kind, "sort": order, "axis": {"labelAngle": _label_angle(order), "labelOverlap": True}}
+    return base | {"type": kind, "sort": order, "axis": {"labelAngle": _label_angle(order), "labelOverlap": False}}
 
 
 def y_encoding(shape: Shape, measure: Measure, *, colour: str | None = None) -> dict[str, Any]:
@@ -171,7 +174,17 @@ def _time_labels(shape: Shape) -> dict[str, Any]:
     return axis
 
 
+def width(shape: Shape) -> int:
+    """The plot's width: `WIDTH`, or wider where each of many bars or named points needs room for its label (every
+    one is labelled: a bar without its name says nothing)."""
+    if shape.axis in ("temporal", "year"):
+        return WIDTH
+    return max(WIDTH, STEP * len(shape.points))
+
+
 def _label_angle(labels: list[str | int]) -> int:
-    """Labels lie flat when a few short ones fit, else slant."""
+    """Labels lie flat when a few short ones fit, slant when more, and stand upright when many."""
     longest = max((len(str(label)) for label in labels), default=0)
-    return 0 if len(labels) * max(longest, 4) * 7 <= WIDTH else -45
+    if len(labels) * max(longest, 4) * 7 <= WIDTH:
+        return 0
+    return -45 if len(labels) <= UPRIGHT_FROM else -90

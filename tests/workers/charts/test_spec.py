@@ -98,3 +98,13 @@ def test_column_names_vega_lite_reads_as_paths_become_plain_fields() -> None:
 def test_the_spec_is_plain_json() -> None:
     spec = _spec(shape_of(cities()))
     assert json.loads(json.dumps(spec)) == spec
+
+
+def test_every_bar_is_labelled_and_many_bars_widen_the_chart() -> None:
+    few = _spec(shape_of(cities()))
+    assert few["encoding"]["x"]["axis"]["labelOverlap"] is False  # Vega would otherwise drop every other name
+    assert few["width"] == 600
+    rows = [[f"Customer {i}", 300 - i] for i in range(60)]
+    many = _spec(shape_of(table(["customer", "orders"], rows)))
+    assert many["width"] == 60 * 16
+    assert many["encoding"]["x"]["axis"]["labelAngle"] == -90
