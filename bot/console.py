@@ -63,6 +63,8 @@ class ConsoleView:
             self.console.print(self.rows(run, title), soft_wrap=False)
         if answer.tables_used:
             self.console.print("Tables used: " + ", ".join(answer.tables_used), highlight=False, markup=False)
+        if answer.chart is not None and answer.chart.image:
+            self.note(escape(f"Chart: {answer.chart.image} ({answer.chart.alt})"))
         if answer.sources_note:
             self.note(escape(answer.sources_note))
         for warning in answer.warnings:

@@ -40,7 +40,7 @@ VENDOR_PACKAGES = {
     "onnxruntime": ("search/",),
 }
 #: The subpackages of workers/, lowest first: a subpackage imports only those before it.
-WORKERS_ORDER = ("models", "sql", "tools", "turns", "tasks")
+WORKERS_ORDER = ("models", "sql", "charts", "tools", "turns", "tasks")
 #: Where SQL statements are built or run: the store's repositories (and its migrations and plumbing), the
 #: source-database executor, and the catalog modules that read a source database's own catalog.
 SQL_HOMES = (

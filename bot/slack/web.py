@@ -11,6 +11,7 @@ assistant thread the status is the thread's status line (`assistant.threads.setS
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from bot.slack.blocks import answer_message, status_message, text_message
 from bot.slack.client import TIMEOUT_S, SlackCalls, SlackDeliveryError
@@ -125,17 +126,21 @@ class SlackPoster:
         return ts
 
     def _upload_results(self, channel: str, thread_ts: str | None, answer: Answer, ts: str) -> None:
-        """Upload a CSV of each result the answer message `ts` cannot show whole."""
-        files = result_files(answer)
-        if not files:
+        """Upload the answer's chart and a CSV of each result the answer message `ts` cannot show whole."""
+        uploads: list[dict[str, Any]] = []
+        chart = answer.chart.png() if answer.chart is not None else None
+        if answer.chart is not None and chart is not None:  # the chart beside the table, alt text for screen readers
+            title = answer.chart.title or "Chart"
+            uploads.append({"content": chart, "filename": "chart.png", "title": title, "alt_txt": answer.chart.alt})
+        uploads += [{"content": f.content, "filename": f.filename, "title": f.title} for f in result_files(answer)]
+        if not uploads:
             return
-        uploads = [{"content": f.content, "filename": f.filename, "title": f.title} for f in files]
         try:
             with self.calls.calling("files.uploadV2"):
                 self.calls.client.files_upload_v2(file_uploads=uploads, channel=channel, thread_ts=thread_ts)
         except SlackDeliveryError as exc:
             raise SlackDeliveryError(
-                f"the answer was posted but its CSV file was not: {exc}", error=exc.error, answer_ts=ts
+                f"the answer was posted but its files (chart, CSV) were not: {exc}", error=exc.error, answer_ts=ts
             ) from exc
 
 

@@ -22,6 +22,7 @@ The SDK's own HTTP retry (which would repeat a POST) is switched off on every co
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import logging
 import random
@@ -109,7 +110,7 @@ class TeamsPoster:
             summary=answer_summary(answer),
             # Teams' 👍/👎 under an answer that ran SQL (handled in process_inbound); none under a note's confirmation
             channel_data={"feedbackLoopEnabled": bool(answer.results)},
-            attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(answer))))],
+            attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(answer)))), *_chart_image(answer)],
         )
         if status_activity_id:
             await self._update(reference, status_activity_id, activity)
@@ -214,6 +215,16 @@ def _parse_reference(reference: Mapping[str, Any]) -> Any:
     if parsed.conversation is None or not parsed.service_url:
         raise TeamsDeliveryError("stored Teams conversation reference lacks its conversation or service URL")
     return parsed
+
+
+def _chart_image(answer: Answer) -> list[Any]:
+    """The answer's chart as an inline image beside the card (a base64 data URI: the image exists only on the
+    worker, with nowhere public to host it), or nothing."""
+    png = answer.chart.png() if answer.chart is not None else None
+    if answer.chart is None or png is None:
+        return []
+    data = base64.b64encode(png).decode("ascii")
+    return [Attachment(content_type="image/png", content_url=f"data:image/png;base64,{data}", name="chart.png")]
 
 
 def _attachment_fields(attachment: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -99,6 +100,16 @@ class Chart(BaseModel):
     spec: dict[str, Any] = Field(default_factory=dict)
     image: str | None = None
     alt: str = ""
+
+    def png(self) -> bytes | None:
+        """The rendered image, when it was rendered and its file is on this machine (the worker that ran the turn
+        delivers its answer, so it is there unless the file was removed since)."""
+        if not self.image:
+            return None
+        try:
+            return Path(self.image).read_bytes()
+        except OSError:
+            return None
 
 
 class Answer(BaseModel):

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 # The turn, search, model and console-view code is imported inside the functions that use it, so that building the
 # command line does not load it.
 
-CONTRACT_KEYS = ("status", "answer", "rounds", "tables_used", "sql")
+#: SPEC §9's keys, and the chart other clients may draw again (`null`, or its type, title, x, y, spec and image)
+CONTRACT_KEYS = ("status", "answer", "rounds", "tables_used", "sql", "chart")
 EXIT_WORDS = {"exit", "quit", ":q", "bye"}
 
 DbOption = Annotated[list[str] | None, typer.Option("--db", help="Pin the search to this database (repeatable).")]

@@ -154,6 +154,7 @@ class UploadedFile:
     channel: str | None = None
     thread_ts: str | None = None
     initial_comment: str | None = None
+    alt_txt: str | None = None  # the image's description, given with files.getUploadURLExternal
     completed: bool = False
 
 
@@ -475,7 +476,8 @@ class FakeSlack:
         except ValueError:
             raise SlackError("invalid_arguments") from None
         file_id = f"F{next(self._file_ids):08d}"
-        self.files[file_id] = UploadedFile(file_id, str(filename), size)
+        alt = call.params.get("alt_txt")
+        self.files[file_id] = UploadedFile(file_id, str(filename), size, alt_txt=str(alt) if alt else None)
         return {"upload_url": f"{self.root}/upload/{file_id}", "file_id": file_id}
 
     def _complete_upload(self, call: SlackCall) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.access.permissions import PLATFORMS, Principal, resolve_principal
 from core.access.users import UserRef
-from core.answer.model import Answer, Status
+from core.answer.model import Answer, Chart, ResultTable, Status
 from core.cards.database_summary import summaries_for
 from core.config.settings import Settings
 from core.errors import TablescoutError
@@ -23,6 +23,8 @@ from core.store.database import connection_lost
 from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
+from workers.charts.render import chart_for
+from workers.charts.shape import chartable
 from workers.models.types import (
     ContextExceeded,
     Message,
@@ -42,6 +44,7 @@ from workers.turns.no_access import no_access_answer
 from workers.turns.prompts import system_prompt
 from workers.turns.provenance import sources_note
 from workers.turns.rounds import add_round, count_reply
+from workers.turns.sentences import answer_subject
 from workers.turns.state import Progress, StepProgress, TurnEnvironment, TurnOutcome, TurnRun
 
 log = logging.getLogger(__name__)
@@ -159,6 +162,8 @@ def _finish(
     guided: dict[str, Any] | None = None,
 ) -> TurnOutcome:
     context = run.context
+    results = [result_table(r) for r in context.sql_runs]
+    chart = _chart(env, run, results) if status == "answered" else None
     usage = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens, "rounds": run.rounds}
     with env.store.transaction() as session:
         answer = Answer(
@@ -167,7 +172,8 @@ def _finish(
             rounds=run.rounds,
             tables_used=list(context.tables_used),
             copies_used=list(context.copies_used),
-            results=[result_table(r) for r in context.sql_runs],
+            results=results,
+            chart=chart,
             notes_saved=list(context.notes_saved),
             warnings=copy_warnings(context.copies_used),
             sources_note=sources_note(session, context) if status != "failed" else None,
@@ -179,6 +185,16 @@ def _finish(
         if context.conversation.platform in PLATFORMS:
             turn_repo.queue_answer(session, run.turn_id, answer)
     return TurnOutcome("finished", run.turn_id, status=status)
+
+
+def _chart(env: TurnEnvironment, run: TurnRun, results: list[ResultTable]) -> Chart | None:
+    """The answer's chart, when its last chartable result is a series over time or a breakdown (`workers.charts`),
+    drawn under the question's subject into TABLESCOUT_HOME/charts (never raises)."""
+    table = chartable(results)
+    if table is None:
+        return None
+    question = run.context.user_texts[-1] if run.context.user_texts else ""
+    return chart_for(table, answer_subject(question), env.settings.home / "charts", f"turn-{run.turn_id}")
 
 
 def _made_up_numbers(env: TurnEnvironment, run: TurnRun, answer: str) -> list[str]:

@@ -108,7 +108,7 @@ def one_row(question: str, table: ResultTable, cells: Sequence[str]) -> str:
         rest = "; ".join(f"{column_header(c)}: {v}" for c, v in zip(table.columns[1:], cells[1:], strict=False))
         return _end(f"{lead}; {rest}")
     pairs = "; ".join(f"{column_header(c)}: {v}" for c, v in zip(table.columns, cells, strict=False))
-    return f"{_subject(question)} \u2014 {pairs}."
+    return f"{answer_subject(question)} \u2014 {pairs}."
 
 
 def one_value(question: str, value: str, kind: ValueKind) -> str:
@@ -136,7 +136,7 @@ def one_value(question: str, value: str, kind: ValueKind) -> str:
     if what is not None:
         subject = _OUR.sub("the ", what.group("subject"), count=1)
         return _end(f"{_capital(subject)} {what.group('verb').lower()} {value}")
-    return _end(f"{_subject(question)}: {value}")
+    return _end(f"{answer_subject(question)}: {value}")
 
 
 def _subject_did(noun: str, aux: str, clause: str, value: str, asked: re.Match[str]) -> str | None:
@@ -176,7 +176,7 @@ def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]])
     measure = next((i for i in range(len(kinds) - 1, -1, -1) if kinds[i] in MEASURES), None)
     label = next((i for i in range(len(kinds)) if kinds[i] not in MEASURES), None)
     count = f"{len(table.rows)}{'+' if table.truncated else ''} rows"
-    subject = _subject(question)
+    subject = answer_subject(question)
     if measure is None or label is None:
         return f"{subject}: {count}, listed below."
     values = [_number(row[measure]) for row in table.rows]
@@ -201,7 +201,7 @@ def _korean(question: str, value: str) -> str:
     return f"{question.rstrip(_QUESTION_ENDS)}: {value}"
 
 
-def _subject(question: str) -> str:
+def answer_subject(question: str) -> str:
     """The question's subject, from its own words: "What was our total sales amount by month in 2024?" → "Total
     sales amount by month in 2024"."""
     text = " ".join(question.split()).rstrip(_QUESTION_ENDS + ".!")

@@ -14,7 +14,7 @@ import pytest
 
 from bot.slack.client import SlackDeliveryError
 from bot.slack.web import SlackPoster
-from core.answer.model import Answer
+from core.answer.model import Answer, Chart
 from core.errors import ConfigError
 from tests.fakes.slack_server import BOT_USER_ID, FakeSlack
 from tests.support import isolated_settings
@@ -42,6 +42,13 @@ def answer_payload(rows: int = 1, truncated: bool = False) -> Answer:
             "notes_saved": [],
         }
     )
+
+
+#: A 1x1 PNG: what the poster uploads is the file's bytes, whatever they draw.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db00000000049454e44ae426082"
+)
 
 
 @pytest.fixture
@@ -103,6 +110,21 @@ def test_deleted_status_message_gets_a_new_answer(fake_slack: FakeSlack, poster:
     ts = poster.post_answer(CHANNEL, question, "1.000001", answer_payload())
     assert [c.answer["error"] for c in fake_slack.calls_to("chat.update")] == ["message_not_found"]
     assert [m.ts for m in fake_slack.thread(CHANNEL, question)] == [ts]
+
+
+def test_the_chart_is_uploaded_in_the_thread_beside_the_table(
+    fake_slack: FakeSlack, poster: SlackPoster, question: str, tmp_path: Path
+) -> None:
+    image = tmp_path / "turn-7.png"
+    image.write_bytes(PNG)
+    chart = Chart(type="bar", title="Orders by city", x="city", y=["n"], image=str(image), alt="Bar chart of orders")
+    poster.post_answer(CHANNEL, question, None, answer_payload(rows=3).model_copy(update={"chart": chart}))
+
+    [upload] = fake_slack.completed_files(CHANNEL)
+    assert (upload.thread_ts, upload.filename, upload.title) == (question, "chart.png", "Orders by city")
+    assert (upload.content, upload.alt_txt) == (PNG, "Bar chart of orders")
+    [message] = fake_slack.thread(CHANNEL, question)
+    assert "table" in [b["type"] for b in message.blocks]  # the image goes beside the table, not instead of it
 
 
 def test_csv_is_uploaded_in_the_thread_for_a_long_result(

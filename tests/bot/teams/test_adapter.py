@@ -4,6 +4,7 @@ Bot Framework connector, retries without duplicates."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from bot.teams.activity import TeamsMessage
 from bot.teams.adapter import build_adapter, mention_text, parse_activity, process_inbound
 from bot.teams.poster import TeamsDeliveryError, TeamsPoster
-from core.answer.model import Answer
+from core.answer.model import Answer, Chart
 from core.config.settings import Settings
 from core.errors import ConfigError
 from tests.fakes.bot_framework_keys import FakeBotFrameworkKeys
@@ -358,3 +359,24 @@ def test_unreachable_connector(tmp_path: Path) -> None:
     assert caught.value.maybe_delivered
     with pytest.raises(TeamsDeliveryError, match="could not be reached"):
         asyncio.run(teams.update_status(reference, "act-1", "Searching tables\u2026"))
+
+
+def test_the_chart_goes_beside_the_card_as_an_inline_image(
+    tmp_path: Path, fake_teams_connector: FakeTeamsConnector
+) -> None:
+    reference = stored_reference(tmp_path, fake_teams_connector)
+    png = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")
+    image = tmp_path / "turn-9.png"
+    image.write_bytes(png)
+    chart = Chart(type="line", title="Orders by month", x="month", y=["n"], image=str(image), alt="Line chart")
+    answer = answer_payload().model_copy(update={"chart": chart})
+    answer_id = asyncio.run(poster(tmp_path).post_answer(reference, None, answer))
+
+    card, picture = fake_teams_connector.messages[answer_id]["attachments"]
+    assert card["contentType"] == "application/vnd.microsoft.card.adaptive"
+    assert picture["contentType"] == "image/png"
+    assert picture["contentUrl"] == "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+    gone = answer.model_copy(update={"chart": chart.model_copy(update={"image": str(tmp_path / "gone.png")})})
+    again = asyncio.run(poster(tmp_path).post_answer(reference, None, gone))
+    assert len(fake_teams_connector.messages[again]["attachments"]) == 1  # no file here: the card alone

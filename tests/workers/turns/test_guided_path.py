@@ -6,6 +6,7 @@ by the real SDK; search, the SQL service and the store are real."""
 from __future__ import annotations
 
 import sqlite3
+import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from sqlalchemy import select
 from catalog.analysis import AnalysisOptions
 from core.access.permissions import Principal
 from core.access.users import UserRef
+from core.answer.model import Answer
 from core.store.embedded import EmbeddedServer
 from core.store.models import Round
 from core.store.repositories import feedback as feedback_repo
@@ -414,3 +416,39 @@ def test_a_table_the_question_found_that_also_joins_others_can_lead(turn_world: 
     assert not selection.needs_pick
     # ORD_MST leads (found by the question's words); PRD_MST and CUST_MST were found only as joins
     assert [t.name for t in selection.tables] == ["ORD_MST", "ORD_DTL_H"]
+
+
+def test_a_breakdown_by_month_is_answered_with_a_line_chart(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    by_month = (
+        "SELECT substr(ORD_DT, 1, 7) || '-01' AS month, COUNT(*) AS orders FROM ORD_MST "
+        "WHERE ORD_DT >= '2024-01-01' AND ORD_DT < '2025-01-01' GROUP BY 1 ORDER BY 1"
+    )
+    fake_openai.script(sql_model(by_month))
+    turn_id = turn_world.submit("How many orders were placed each month in 2024?", thread="guided chart")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    first = stored["answer"].split("\n")[0]
+    assert first.startswith("Orders were placed each month in 2024, highest in "), first
+    chart = Answer.from_stored(stored["result"]).chart
+    assert chart is not None
+    assert (chart.type, chart.x, chart.y, chart.title) == ("line", "month", ["orders"], first.split(",")[0])
+    assert chart.spec["$schema"].endswith("vega-lite/v5.json")
+    assert len(chart.spec["data"]["values"]) == 6  # the sample ERP's orders run to June 2024
+    png = chart.png()
+    assert png is not None
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width >= 400
+    assert height >= 200
+    assert "highest" in chart.alt
+
+
+def test_a_single_number_has_no_chart(turn_world: TurnWorld, fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script(sql_model(ORDERS_2024))
+    turn_id = turn_world.submit("How many orders were placed in 2024?", thread="guided no chart")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+    assert turn_world.turn(turn_id)["result"]["chart"] is None
