@@ -77,7 +77,7 @@ class ConsoleView:
     def rows(run: ResultTable, title: str) -> Table:
         """A result as a console table; each cell as it reads on every surface (`core.answer.values`)."""
         numeric = [is_numeric(kind) for kind in run.column_kinds()]
-        table = Table(title=title, title_justify="left")
+        table = Table(title=title, title_justify="left", min_width=len(title) + 4)  # the title on one line
         for column, right in zip(run.headers(), numeric, strict=False):
             table.add_column(column, justify="right" if right else "left")
         for row in run.cells()[:SHOWN_ROWS]:

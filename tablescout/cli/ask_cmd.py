@@ -15,6 +15,7 @@ from tablescout.cli.search_cmd import principal_for
 
 if TYPE_CHECKING:
     from bot.console import ConsoleView
+    from core.answer.model import Answer
     from core.config.settings import Settings
     from core.store.database import Store
     from tablescout.cli.turn_session import ConsoleSession
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 #: SPEC §9's keys, and the chart other clients may draw again (`null`, or its type, title, x, y, spec and image)
 CONTRACT_KEYS = ("status", "answer", "rounds", "tables_used", "sql", "chart")
+SQL_KEYS = ("database", "sql", "columns", "rows", "truncated", "error")
 EXIT_WORDS = {"exit", "quit", ":q", "bye"}
 
 DbOption = Annotated[list[str] | None, typer.Option("--db", help="Pin the search to this database (repeatable).")]
@@ -95,12 +97,18 @@ def ask(
         with view.working():
             result = session.run(turn_id, view.status)
     if as_json:
-        shown = result.to_json()
-        typer.echo(json.dumps({k: shown[k] for k in CONTRACT_KEYS} | {"turn_id": turn_id}, ensure_ascii=False))
+        typer.echo(json.dumps(contract_json(result) | {"turn_id": turn_id}, ensure_ascii=False))
     else:
         view.answer(result)
     if result.status == "failed":
         raise typer.Exit(1)
+
+
+def contract_json(answer: Answer) -> dict[str, Any]:
+    """The answer as `ask --json` prints it: SPEC §9's keys, each SQL run with exactly its six keys, and the chart."""
+    shown = answer.to_json()
+    runs = [{k: run[k] for k in SQL_KEYS} for run in shown["sql"]]
+    return {k: shown[k] for k in CONTRACT_KEYS} | {"sql": runs}
 
 
 def converse(config: Settings, store: Store, session: ConsoleSession, view: ConsoleView, prompt: Console) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
+from core.answer.model import ResultTable
 from core.store.embedded import EmbeddedServer
 from core.store.models import Turn
 from core.store.repositories import turns as turn_repo
@@ -108,4 +109,5 @@ def test_a_guided_turn_with_the_real_local_model(served_erp: ServedErp) -> None:
     ran = [run for run in result["sql"] if not run["error"]]
     if guided["step"] == "answer":  # the answer is written from the rows of the SQL that ran
         assert ran, result
-        assert str(ran[-1]["rows"][0][0]) in result["answer"]
+        # the first cell as every surface writes it (a count grouped: 2,000)
+        assert ResultTable.model_validate(ran[-1]).cells()[0][0] in result["answer"]
