@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from core.answer.model import Status
 from workers.tools.base import SqlRecord
-from workers.turns.answers import result_table
+from workers.turns.answers import result_table, user_error
 from workers.turns.sentences import answer_sentence
 
 
@@ -57,7 +57,7 @@ def sql_refused(record: SqlRecord) -> str:
 def could_not(step: str, reason: str, record: SqlRecord | None) -> GuidedAnswer:
     parts = [f"I could not finish this answer: {reason}."]
     if record is not None and record.error:
-        parts.append(f"The last error: {record.error.splitlines()[0]}")
+        parts.append(f"The last error: {user_error(record.error)}")
     parts.append("Please ask again, perhaps more narrowly, or name the table or value you mean.")
     return GuidedAnswer("partial", "\n".join(parts), step, step)
 

@@ -47,7 +47,9 @@ def sources_note(session: Session, context: ToolContext) -> str | None:
         copies = left_out.get(table_id)
         if copies:
             parts.append(_part(session, qualified, table_id, copies))
-    return "; ".join(parts) + "." if parts else None
+    if not parts:
+        return None
+    return "; ".join([parts[0], *(p[0].lower() + p[1:] for p in parts[1:])]) + "."
 
 
 def _part(session: Session, qualified: str, table_id: int, copies: list[SourceTable]) -> str:

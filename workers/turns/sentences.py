@@ -100,8 +100,13 @@ def one_row(question: str, table: ResultTable, cells: Sequence[str]) -> str:
     kinds = table.column_kinds()
     which = _WHICH_DID.match(text)
     if which is not None and kinds[0] not in MEASURES:
-        extra = ", ".join(cells[1:])
-        return _end(f"{cells[0]} ({extra}) {which.group('verb')} {which.group('rest')}")
+        headers = table.headers()
+        names = ", ".join(v for v, k in zip(cells[1:], kinds[1:], strict=False) if k not in MEASURES)
+        measured = "; ".join(
+            f"{h}: {v}" for h, v, k in zip(headers[1:], cells[1:], kinds[1:], strict=False) if k in MEASURES
+        )
+        said = f"{cells[0]}{f' ({names})' if names else ''} {which.group('verb')} {which.group('rest')}"
+        return _end(f"{said} ({measured})" if measured else said)
     first, _, _ = re.split(r",?\s+and\s+", text, maxsplit=1)[0].partition("?")
     if _ASKS_HOW_MANY.match(first) and kinds[0] in MEASURES:
         lead = one_value(first, cells[0], kinds[0]).rstrip(".")

@@ -130,3 +130,10 @@ def test_no_rows_no_sentence() -> None:
 )
 def test_a_failed_statement_reads_as_one_plain_sentence(tool_text: str, shown: str) -> None:
     assert user_error(tool_text) == shown
+
+
+def test_which_with_a_name_and_its_count_says_the_count_by_its_header() -> None:
+    table = ResultTable(columns=["CUST_NM", "num_orders"], kinds=[K.TEXT, K.COUNT], rows=[["Bukhan Foods Corp.", 163]])
+    assert answer_sentence("Which customer placed the most orders?", table) == (
+        "Bukhan Foods Corp. placed the most orders (num_orders: 163)."
+    )
