@@ -188,7 +188,7 @@ def test_failed_upload_reports_the_posted_answer_so_a_retry_does_not_duplicate_i
     fake_slack: FakeSlack, poster: SlackPoster, question: str
 ) -> None:
     fake_slack.fail("files.completeUploadExternal", "internal_error")
-    with pytest.raises(SlackDeliveryError, match="answer was posted but its CSV file was not") as failure:
+    with pytest.raises(SlackDeliveryError, match=r"answer was posted but its files \(chart, CSV\) were not") as failure:
         poster.post_answer(CHANNEL, question, None, answer_payload(rows=120))
     first_ts = failure.value.answer_ts
     assert first_ts is not None
