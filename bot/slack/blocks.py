@@ -14,6 +14,7 @@ and the verified-example review messages are bot/slack/feedback_blocks.py.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bot.plain_text import plain_text
@@ -36,8 +37,10 @@ from bot.slack.mrkdwn import (
 from bot.slack.results import (
     NATIVE_CELL,
     NATIVE_COLUMNS,
+    TABLE_BLOCK,
     TABLE_COLUMNS,
     TABLE_ROWS,
+    NativeTable,
     native_rows_shown,
     native_table_run,
     needs_file,
@@ -50,6 +53,7 @@ CELL_WIDTH = 24  # display columns of one result-table cell
 STATUS_EMOJI = ":hourglass_flowing_sand:"
 NO_ANSWER = "I have no answer to show."
 EMPTY_CELL = "—"  # a native table cell needs at least one character; NULL and empty text show as a dash
+DATA_TABLE_PAGE = 10  # rows on one page of a `data_table` block
 FEEDBACK_ACTION = "answer_feedback"  # action_id of the 👍/👎 buttons (bot/slack/app.py listens for it)
 FEEDBACK_GOOD = "good"
 FEEDBACK_BAD = "bad"
@@ -106,33 +110,46 @@ def _numeric_columns(rows: list[list[Any]], width: int) -> list[bool]:
     ]
 
 
-def native_table(run: ResultTable) -> dict[str, Any]:
-    """A Block Kit `table` block: a header row, then up to `native_rows_shown` rows and `NATIVE_COLUMNS` columns;
-    number columns right-aligned, each cell as its column's kind reads. Cells are raw text, so nothing in them is
-    read as a mention or link."""
+def native_table(run: ResultTable, table: NativeTable = TABLE_BLOCK) -> dict[str, Any]:
+    """The result as the message's native table block: a header row, then up to `native_rows_shown` rows and
+    `NATIVE_COLUMNS` columns, each cell as its column's kind reads. Cells are raw text, so nothing in them is read as a
+    mention or link. A `table` block right-aligns number columns; a `data_table` block pages and sorts, its number
+    cells carrying their value (`raw_number`) so a column sorts by value."""
     names = run.headers()[:NATIVE_COLUMNS]
     width = len(names)
-    shown = native_rows_shown(run)
+    shown = native_rows_shown(run, table)
     body = [(list(row[:width]) + [None] * width)[:width] for row in run.rows[:shown]]
     cells = [(row[:width] + [""] * width)[:width] for row in run.cells()[:shown]]
-    numeric = _numeric_columns(body, width)
 
     def raw(text: str) -> dict[str, Any]:
         return {"type": "raw_text", "text": cut(text, NATIVE_CELL) if text.strip() else EMPTY_CELL}
 
+    def cell(value: Any, text: str) -> dict[str, Any]:
+        if _is_number(value) and math.isfinite(value) and text.strip():
+            return {"type": "raw_number", "value": value, "text": cut(text, NATIVE_CELL)}
+        return raw(text)
+
+    header = [raw(n) for n in names]
+    if table.block == "data_table":
+        rows = [[cell(v, t) for v, t in zip(r, c, strict=True)] for r, c in zip(body, cells, strict=True)]
+        caption = f"Result of the SQL on {run.database}" if run.database else "Result of the SQL"
+        return {"type": "data_table", "caption": caption, "page_size": DATA_TABLE_PAGE, "rows": [header, *rows]}
+    numeric = _numeric_columns(body, width)
     return {
         "type": "table",
         "column_settings": [{"align": "right" if numeric[i] else "left", "is_wrapped": True} for i in range(width)],
-        "rows": [[raw(n) for n in names]] + [[raw(v) for v in row] for row in cells],
+        "rows": [header] + [[raw(v) for v in row] for row in cells],
     }
 
 
-def _result_note(run: ResultTable, native: bool = False) -> str:
+def _result_note(run: ResultTable, native: NativeTable | None = None) -> str:
     rows, columns = run.rows, run.columns
     if not rows:
         return "No rows." if not run.truncated else "No rows were fetched."
     parts = []
-    row_limit, column_limit = (native_rows_shown(run), NATIVE_COLUMNS) if native else (TABLE_ROWS, TABLE_COLUMNS)
+    row_limit, column_limit = (
+        (native_rows_shown(run, native), NATIVE_COLUMNS) if native is not None else (TABLE_ROWS, TABLE_COLUMNS)
+    )
     if len(rows) > row_limit or len(columns) > column_limit:
         shown = f"Showing {min(len(rows), row_limit)} of {len(rows)} rows"
         if len(columns) > column_limit:
@@ -147,7 +164,7 @@ def _result_note(run: ResultTable, native: bool = False) -> str:
     return " ".join(parts)
 
 
-def _sql_blocks(run: ResultTable, native: bool = False) -> list[dict[str, Any]]:
+def _sql_blocks(run: ResultTable, native: NativeTable | None = None) -> list[dict[str, Any]]:
     database = escape(run.database or "?")
     failed = not run.succeeded
     title = f"SQL on *{database}*" + (" (failed)" if failed else "") + ":\n"
@@ -156,8 +173,8 @@ def _sql_blocks(run: ResultTable, native: bool = False) -> list[dict[str, Any]]:
     if failed:
         blocks.append(context_block(f"Error: {escape(str(run.error))}"))
         return blocks
-    if run.rows and native:
-        blocks.append(native_table(run))
+    if run.rows and native is not None:
+        blocks.append(native_table(run, native))
     elif run.rows:
         table = escape(result_table(run))
         while len(table) + 2 * len(FENCE) > SECTION_LIMIT and "\n" in table:
@@ -211,34 +228,35 @@ def feedback_block() -> dict[str, Any]:
     }
 
 
-def _choose_runs(runs: list[ResultTable], budget: int, native: int | None) -> set[int]:
+def _choose_runs(runs: list[ResultTable], budget: int, native: int | None, table: NativeTable) -> set[int]:
     """Which SQL runs fit in `budget` blocks: the latest successful ones first, then the latest failed ones."""
     order = [i for i in reversed(range(len(runs))) if runs[i].succeeded]
     order += [i for i in reversed(range(len(runs))) if not runs[i].succeeded]
     chosen: set[int] = set()
     for i in order:
-        size = len(_sql_blocks(runs[i], i == native))
+        size = len(_sql_blocks(runs[i], table if i == native else None))
         if size <= budget:
             chosen.add(i)
             budget -= size
     return chosen
 
 
-def answer_blocks(answer: Answer, *, feedback: bool = True) -> list[dict[str, Any]]:
+def answer_blocks(answer: Answer, *, feedback: bool = True, table: NativeTable = TABLE_BLOCK) -> list[dict[str, Any]]:
     """The answer's blocks, at most `MAX_BLOCKS`: answer text, SQL and results (the latest result with rows as the
-    message's one native table), tables used, why these tables, warnings, notes saved, and the feedback buttons
-    under an answer that ran SQL (not under a note's confirmation or a refusal) unless `feedback` is off."""
+    message's one native table, a `table` block; a `data_table` block where the workspace takes it), tables used,
+    why these tables, warnings, notes saved, and the feedback buttons under an answer that ran SQL (not under a
+    note's confirmation or a refusal) unless `feedback` is off."""
     head = _answer_sections(answer.text)
     foot = _footer(answer) + ([feedback_block()] if feedback and answer.results else [])
     runs = answer.results
     native = native_table_run(runs)
     budget = MAX_BLOCKS - len(head) - len(foot)
-    total = sum(len(_sql_blocks(r, i == native)) for i, r in enumerate(runs))
-    chosen = set(range(len(runs))) if total <= budget else _choose_runs(runs, budget - 1, native)
+    total = sum(len(_sql_blocks(r, table if i == native else None)) for i, r in enumerate(runs))
+    chosen = set(range(len(runs))) if total <= budget else _choose_runs(runs, budget - 1, native, table)
     middle: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
         if i in chosen:
-            middle += _sql_blocks(run, i == native)
+            middle += _sql_blocks(run, table if i == native else None)
     left_out = len(runs) - len(chosen)
     if left_out:
         middle.append(context_block(f"{left_out} more SQL statement{'s' if left_out != 1 else ''} not shown here."))
@@ -254,6 +272,6 @@ def answer_text(answer: Answer) -> str:
     return cut(escape(text or NO_ANSWER), FALLBACK_LIMIT)
 
 
-def answer_message(answer: Answer) -> SlackMessage:
-    """The message that replaces the status message once the turn has answered."""
-    return SlackMessage(text=answer_text(answer), blocks=answer_blocks(answer))
+def answer_message(answer: Answer, table: NativeTable = TABLE_BLOCK) -> SlackMessage:
+    """The message that replaces the status message once the turn has answered (`table`: the native table block)."""
+    return SlackMessage(text=answer_text(answer), blocks=answer_blocks(answer, table=table))

@@ -1,11 +1,12 @@
 """SQL results as chat shows them: how much of a result fits in the message's table, and the CSV file that carries a
 result too large for it. Pure: no SDK, no I/O.
 
-Slack shows one result per message as a native Block Kit `table` (Slack allows one table block per message, 100 rows
-including the header, 20 columns): the answer's latest successful result with rows (`native_table_run`). That result
-is shown whole when it has at most `NATIVE_ROWS` rows and `NATIVE_COLUMNS` columns and its cells fit
-`NATIVE_CHARS`; every other result is drawn as a small monospace table of `TABLE_ROWS` rows and `TABLE_COLUMNS`
-columns. A result gets a CSV file when its table cannot show all of it, or when the executor stopped reading early
+Slack shows one result per message as a native table: the answer's latest successful result with rows
+(`native_table_run`). Where the workspace takes it, that is a `data_table` block (`DATA_TABLE`: paginated and
+sortable, 100 rows and 20 columns, 10,000 characters across its cells), else the older `table` block (`TABLE_BLOCK`:
+99 rows below the header, 20 columns). That result is shown whole when its rows, columns and cells fit the block's
+limits; every other result is drawn as a small monospace table of `TABLE_ROWS` rows and `TABLE_COLUMNS` columns.
+A result gets a CSV file when its table cannot show all of it, or when the executor stopped reading early
 (`truncated`). Failed SQL gets no file. Cells read as on every surface (`core.answer.values`); the CSV keeps the
 values themselves.
 """
@@ -17,16 +18,34 @@ import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from core.answer.model import Answer, ResultTable
 
 TABLE_ROWS = 10  # rows the message's result table shows
 TABLE_COLUMNS = 6  # columns the message's result table shows
-NATIVE_ROWS = 99  # data rows of the native table (Slack: at most 100 rows, the header included)
-NATIVE_COLUMNS = 20  # columns of the native table (Slack's limit)
+NATIVE_ROWS = 99  # data rows of the `table` block (Slack: at most 100 rows, the header included)
+NATIVE_COLUMNS = 20  # columns of either native table (Slack's limit)
 NATIVE_CELL = 200  # characters of one native table cell before it is cut
-NATIVE_CHARS = 12000  # characters of all native table cells together, so the message stays small
+NATIVE_CHARS = 12000  # characters of all `table` block cells together, so the message stays small
+
+
+@dataclass(frozen=True)
+class NativeTable:
+    """Which Block Kit table block shows the message's result, and its limits: data rows below the header, and
+    characters across all cells (`overhead` counted per cell on top of its text)."""
+
+    block: Literal["data_table", "table"]
+    rows: int
+    chars: int
+    overhead: int
+
+
+#: Slack's `data_table` block: 2 to 101 rows with the header, at most 10,000 characters across all cells of the
+#: message; a margin is kept for the header.
+DATA_TABLE = NativeTable("data_table", rows=100, chars=9_800, overhead=0)
+#: Slack's `table` block, for workspaces that refuse `data_table`.
+TABLE_BLOCK = NativeTable("table", rows=NATIVE_ROWS, chars=NATIVE_CHARS, overhead=4)
 
 
 @dataclass(frozen=True)
@@ -47,27 +66,27 @@ def native_table_run(runs: Sequence[ResultTable]) -> int | None:
     return None
 
 
-def native_rows_shown(run: ResultTable) -> int:
-    """How many of the result's rows the native table shows: up to `NATIVE_ROWS`, within `NATIVE_CHARS`."""
+def native_rows_shown(run: ResultTable, table: NativeTable = TABLE_BLOCK) -> int:
+    """How many of the result's rows the native `table` shows: up to its row limit, within its characters."""
     width = min(len(run.columns), NATIVE_COLUMNS)
-    budget = NATIVE_CHARS - sum(min(len(str(c)), NATIVE_CELL) for c in run.columns[:width])
+    budget = table.chars - sum(min(len(str(c)), NATIVE_CELL) for c in run.headers()[:width])
     shown = 0
-    for row in run.cells()[:NATIVE_ROWS]:
-        budget -= sum(min(len(v) + 4, NATIVE_CELL) for v in row[:width])
+    for row in run.cells()[: table.rows]:
+        budget -= sum(min(max(len(v), 1) + table.overhead, NATIVE_CELL) for v in row[:width])
         if budget < 0:
             break
         shown += 1
     return max(shown, 1)
 
 
-def needs_file(run: ResultTable, *, native: bool = False) -> bool:
-    """Whether the message's table shows less than this result holds (`native`: the result has the native table)."""
+def needs_file(run: ResultTable, *, native: NativeTable | None = None) -> bool:
+    """Whether the message's table shows less than this result holds (`native`: the native table the result has)."""
     if not run.succeeded:
         return False
     if run.truncated:
         return True
-    if native:
-        return len(run.rows) > native_rows_shown(run) or len(run.columns) > NATIVE_COLUMNS
+    if native is not None:
+        return len(run.rows) > native_rows_shown(run, native) or len(run.columns) > NATIVE_COLUMNS
     return len(run.rows) > TABLE_ROWS or len(run.columns) > TABLE_COLUMNS
 
 
@@ -90,13 +109,14 @@ def result_csv(run: ResultTable) -> bytes:
     return ("\ufeff" + buffer.getvalue()).encode("utf-8")
 
 
-def result_files(answer: Answer) -> list[ResultFile]:
-    """One CSV per SQL result of the answer that the message's table cannot show whole, in the answer's order."""
+def result_files(answer: Answer, table: NativeTable = TABLE_BLOCK) -> list[ResultFile]:
+    """One CSV per SQL result of the answer that the message's tables cannot show whole, in the answer's order
+    (`table`: the native table block the message used)."""
     files: list[ResultFile] = []
     runs = answer.results
     native = native_table_run(runs)
     for number, run in enumerate(runs, start=1):
-        if not needs_file(run, native=number - 1 == native):
+        if not needs_file(run, native=table if number - 1 == native else None):
             continue
         database = run.database or "result"
         rows = len(run.rows)

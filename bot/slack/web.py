@@ -16,7 +16,7 @@ from typing import Any
 from bot.slack.blocks import answer_message, status_message, text_message
 from bot.slack.client import TIMEOUT_S, SlackCalls, SlackDeliveryError
 from bot.slack.mrkdwn import SlackMessage
-from bot.slack.results import result_files
+from bot.slack.results import DATA_TABLE, TABLE_BLOCK, NativeTable, result_files
 from bot.slack.streaming import StreamTo, stream_answer, stream_tasks
 from core.answer.model import Answer
 from core.config.settings import Settings
@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 ASSISTANT = "assistant"
 #: The thread status line holds a short phrase.
 THREAD_STATUS_LIMIT = 150
+#: Slack's answers to a message whose blocks it does not take (a workspace without the `data_table` block).
+REFUSED_BLOCKS = ("invalid_blocks", "invalid_blocks_format")
 
 
 class SlackPoster:
@@ -36,6 +38,8 @@ class SlackPoster:
         if not token:
             raise ConfigError("no Slack bot token: set SLACK_BOT_TOKEN")
         self.calls = SlackCalls(token, api_url, timeout=timeout)
+        #: The native table block answers use: `data_table` until the workspace refuses it, then `table`.
+        self.table: NativeTable = DATA_TABLE
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackPoster:
@@ -103,36 +107,60 @@ class SlackPoster:
         earlier attempt posted), otherwise stream it (`stream`, an assistant thread; continuing `stream.ts` when the
         turn's task updates opened one) or post it in the thread; then upload a CSV of each result too large for the
         message's table. Returns the answer message's ts, which the caller stores."""
-        message = answer_message(answer)
-        ts = None
-        if status_ts:
-            try:
-                self.calls.update(channel, status_ts, message)
-                ts = status_ts
-            except SlackDeliveryError as exc:
-                if exc.error != "message_not_found":  # someone deleted the status message: post the answer anew
-                    raise
-        if ts is None and stream is not None and thread_ts:
-            ts = stream_answer(self.calls, channel, thread_ts, answer, message, stream)
-        if ts is None:
-            ts = self.calls.post(channel, thread_ts, message)
+        table = self.table
+        try:
+            ts = self._show(channel, thread_ts, status_ts, answer, stream, table)
+        except SlackDeliveryError as exc:
+            if exc.error not in REFUSED_BLOCKS or table is not DATA_TABLE or not answer.results:
+                raise
+            # This workspace does not take the data table block: the older table block from now on; the message a
+            # broken stream left (answer_ts) or the status message is edited, so nothing is posted twice.
+            log.info("Slack refused the data_table block (%s); answering with the table block", exc)
+            self.table = table = TABLE_BLOCK
+            again = exc.answer_ts or status_ts
+            ts = self._show(channel, thread_ts, again, answer, None if again else stream, table)
         if stream is not None and stream.ts and thread_ts:
             # The stream began before the turn's last status lines, which Slack does not clear on its own then.
             try:
                 self.set_thread_status(channel, thread_ts, "")
             except SlackDeliveryError as exc:
                 log.info("could not clear the status line of %s: %s", channel, exc)
-        self._upload_results(channel, thread_ts, answer, ts)
+        self._upload_results(channel, thread_ts, answer, ts, table)
         return ts
 
-    def _upload_results(self, channel: str, thread_ts: str | None, answer: Answer, ts: str) -> None:
+    def _show(
+        self,
+        channel: str,
+        thread_ts: str | None,
+        status_ts: str | None,
+        answer: Answer,
+        stream: StreamTo | None,
+        table: NativeTable,
+    ) -> str:
+        """The answer message with `table` as its native table: the status message edited, streamed, or posted."""
+        message = answer_message(answer, table)
+        if status_ts:
+            try:
+                self.calls.update(channel, status_ts, message)
+                return status_ts
+            except SlackDeliveryError as exc:
+                if exc.error != "message_not_found":  # someone deleted the status message: post the answer anew
+                    raise
+        if stream is not None and thread_ts:
+            streamed = stream_answer(self.calls, channel, thread_ts, answer, message, stream)
+            if streamed is not None:
+                return streamed
+        return self.calls.post(channel, thread_ts, message)
+
+    def _upload_results(self, channel: str, thread_ts: str | None, answer: Answer, ts: str, table: NativeTable) -> None:
         """Upload the answer's chart and a CSV of each result the answer message `ts` cannot show whole."""
         uploads: list[dict[str, Any]] = []
         chart = answer.chart.png() if answer.chart is not None else None
         if answer.chart is not None and chart is not None:  # the chart beside the table, alt text for screen readers
             title = answer.chart.title or "Chart"
             uploads.append({"content": chart, "filename": "chart.png", "title": title, "alt_txt": answer.chart.alt})
-        uploads += [{"content": f.content, "filename": f.filename, "title": f.title} for f in result_files(answer)]
+        files = result_files(answer, table)
+        uploads += [{"content": f.content, "filename": f.filename, "title": f.title} for f in files]
         if not uploads:
             return
         try:

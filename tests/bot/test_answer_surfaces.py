@@ -10,6 +10,7 @@ from rich.console import Console
 
 from bot.console import ConsoleView
 from bot.slack.blocks import answer_blocks, result_table
+from bot.slack.results import DATA_TABLE
 from bot.teams.cards import answer_card
 from core.answer.model import Answer, ResultTable
 from core.answer.values import ValueKind as K
@@ -38,6 +39,13 @@ def test_slack_table_block_shows_the_shared_cells() -> None:
     [table] = [b for b in answer_blocks(ANSWER) if b["type"] == "table"]
     rows = [[cell["text"] for cell in row] for row in table["rows"]]
     assert rows == [COLUMNS, *EXPECTED]
+
+
+def test_slack_data_table_block_shows_the_shared_cells_and_sorts_numbers_by_value() -> None:
+    [table] = [b for b in answer_blocks(ANSWER, table=DATA_TABLE) if b["type"] == "data_table"]
+    assert [[cell["text"] for cell in row] for row in table["rows"]] == [COLUMNS, *EXPECTED]
+    numbers = [cell for row in table["rows"][1:] for cell in row if cell["type"] == "raw_number"]
+    assert [(c["value"], c["text"]) for c in numbers][:3] == [(10234, "10234"), (2024, "2024"), (4750, "4,750")]
 
 
 def test_slack_monospace_table_shows_the_shared_cells_in_order() -> None:

@@ -104,10 +104,9 @@ def test_feedback_buttons_store_the_last_click_per_user_and_a_reason_and_the_ask
     answer = _answer(stack, ts)
     assert answer is not None
     assert block_problems(answer.blocks) == []
-    [table] = [b for b in answer.blocks if b["type"] == "table"]
+    [table] = [b for b in answer.blocks if b["type"] == "data_table"]
     expected = stack.world.erp_scalar(ORDERS_2024)
-    assert table["rows"][1] == [{"type": "raw_text", "text": f"{expected:,}"}]
-    assert table["column_settings"][0]["align"] == "right"
+    assert table["rows"][1] == [{"type": "raw_number", "value": expected, "text": f"{expected:,}"}]
     assert "SELECT COUNT(*) FROM ORD_MST" in answer.block_text  # the SQL still shown with the answer
 
     _click(stack, answer, "U_OTHER", "good")

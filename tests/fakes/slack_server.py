@@ -21,8 +21,10 @@ answers `invalid_chunks`. `chat.update` of a streamed message replaces its tasks
 Like Slack, every method answers HTTP 200 with `{"ok": false, "error": ...}` on failure: `not_authed` without a
 token, `invalid_auth` with the wrong one, `channel_not_found` without a channel, `message_not_found` when
 `chat.update` names no message of the channel, `invalid_blocks` when blocks break Slack's limits (50 blocks, 3000
-characters of section text, 10 context elements, 150 characters of header text), `msg_too_long` for text over 40000
-characters.
+characters of section text, 10 context elements, 150 characters of header text, one `table` block, a `data_table`
+block's 2-101 rows, 1-20 columns and 10,000 characters), `msg_too_long` for text over 40000 characters.
+`FakeSlack(data_table=False)` is a workspace without the `data_table` block: a message holding one answers
+`invalid_blocks`.
 
 Injected failures: `rate_limit(method, times, retry_after)` answers the next `times` calls with HTTP 429 and a
 Retry-After header (`{"ok": false, "error": "ratelimited"}`); `fail(method, error, times)` answers Slack errors.
@@ -60,6 +62,8 @@ HEADER_TEXT_LIMIT = 150
 CONTEXT_ELEMENTS = 10
 TABLE_ROWS = 100  # rows of a table block, its header included
 TABLE_CELLS = 20  # cells of one table row
+DATA_TABLE_ROWS = 101  # rows of a data_table block, its header included
+DATA_TABLE_CHARS = 10_000  # characters across the data_table cells of one message
 CONTEXT_ACTIONS = 5  # elements of a context_actions block
 ACTION_ELEMENTS = 25  # elements of an actions block
 BUTTON_TEXT = 75  # characters of a button's text
@@ -161,8 +165,11 @@ class UploadedFile:
 class FakeSlack:
     """The fake Slack Web API server; see the module docstring."""
 
-    def __init__(self, token: str = DEFAULT_TOKEN, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, token: str = DEFAULT_TOKEN, host: str = "127.0.0.1", port: int = 0, *, data_table: bool = True
+    ) -> None:
         self.token = token
+        self.data_table = data_table  # whether this workspace takes the data_table block
         self.app_token = APP_TOKEN
         self.host = host
         self.calls: list[SlackCall] = []
@@ -354,7 +361,7 @@ class FakeSlack:
             raise SlackError("no_text")
         if text is not None and len(str(text)) > TEXT_LIMIT:
             raise SlackError("msg_too_long")
-        problems = block_problems(blocks or [])
+        problems = block_problems(blocks or [], data_table=self.data_table)
         if problems:
             raise SlackError("invalid_blocks", errors=problems)
         return str(text or ""), list(blocks or [])
@@ -459,7 +466,7 @@ class FakeSlack:
         blocks = call.params.get("blocks")
         if isinstance(blocks, str):
             blocks = json.loads(blocks)
-        problems = block_problems(list(blocks or []))
+        problems = block_problems(list(blocks or []), data_table=self.data_table)
         if problems:
             raise SlackError("invalid_blocks", errors=problems)
         message.blocks = list(blocks or [])
@@ -548,8 +555,9 @@ def _apply_chunks(message: SlackMessage, chunks: list[dict[str, Any]]) -> None:
             message.blocks += list(chunk.get("blocks") or [])
 
 
-def block_problems(blocks: list[Any]) -> list[str]:
-    """What in `blocks` breaks Slack's Block Kit limits (an empty list when nothing does)."""
+def block_problems(blocks: list[Any], *, data_table: bool = True) -> list[str]:
+    """What in `blocks` breaks Slack's Block Kit limits (an empty list when nothing does); `data_table`: whether the
+    workspace takes that block at all."""
     problems = []
     if len(blocks) > MAX_BLOCKS:
         problems.append(f"must provide an array with no more than {MAX_BLOCKS} items [json-pointer:/blocks]")
@@ -570,6 +578,10 @@ def block_problems(blocks: list[Any]) -> list[str]:
         elif block["type"] == "table":
             problems += _table_problems(block, where)
             if sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "table") > 1:
+                problems.append(f"only_one_table_allowed {where}")
+        elif block["type"] == "data_table":
+            problems += _data_table_problems(block, where) if data_table else [f"unsupported block type {where}"]
+            if sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "data_table") > 1:
                 problems.append(f"only_one_table_allowed {where}")
         elif block["type"] == "context_actions":
             problems += _context_actions_problems(block, where)
@@ -609,6 +621,38 @@ def _table_problems(block: dict[str, Any], where: str) -> list[str]:
             for c, setting in enumerate(settings):
                 if isinstance(setting, dict) and setting.get("align", "left") not in ("left", "center", "right"):
                     problems.append(f"align must be left, center or right {where}/column_settings/{c}")
+    return problems
+
+
+def _data_table_problems(block: dict[str, Any], where: str) -> list[str]:
+    rows = block.get("rows")
+    if not isinstance(rows, list) or not 2 <= len(rows) <= DATA_TABLE_ROWS:
+        return [f"must provide 2 to {DATA_TABLE_ROWS} rows {where}/rows"]
+    if not str(block.get("caption") or ""):
+        return [f"must provide a caption {where}/caption"]
+    page = block.get("page_size", 5)
+    problems = [] if isinstance(page, int) and 1 <= page <= 100 else [f"page_size must be 1 to 100 {where}"]
+    width = len(rows[0]) if isinstance(rows[0], list) else 0
+    characters = 0
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or not 1 <= len(row) <= TABLE_CELLS or len(row) != width:
+            problems.append(f"every row must have the same 1 to {TABLE_CELLS} cells {where}/rows/{r}")
+            continue
+        for c, cell in enumerate(row):
+            kind = cell.get("type") if isinstance(cell, dict) else None
+            text = str(cell.get("text") or "") if isinstance(cell, dict) else ""
+            characters += len(text)
+            if kind == "raw_number":
+                value = cell.get("value")
+                if isinstance(value, bool) or not isinstance(value, int | float) or not text or r == 0:
+                    problems.append(f"raw_number needs a number value and text, not in the header {where}/rows/{r}/{c}")
+            elif kind == "raw_text":
+                if not text:
+                    problems.append(f"must provide a non-empty text {where}/rows/{r}/{c}")
+            elif kind != "rich_text" or r == 0:
+                problems.append(f"cell must be raw_text, raw_number or rich_text {where}/rows/{r}/{c}")
+    if characters > DATA_TABLE_CHARS:
+        problems.append(f"cells hold more than {DATA_TABLE_CHARS} characters {where}")
     return problems
 
 

@@ -124,7 +124,7 @@ def test_the_chart_is_uploaded_in_the_thread_beside_the_table(
     assert (upload.thread_ts, upload.filename, upload.title) == (question, "chart.png", "Orders by city")
     assert (upload.content, upload.alt_txt) == (PNG, "Bar chart of orders")
     [message] = fake_slack.thread(CHANNEL, question)
-    assert "table" in [b["type"] for b in message.blocks]  # the image goes beside the table, not instead of it
+    assert "data_table" in [b["type"] for b in message.blocks]  # the image goes beside the table, not instead of it
 
 
 def test_csv_is_uploaded_in_the_thread_for_a_long_result(
@@ -141,8 +141,32 @@ def test_csv_is_uploaded_in_the_thread_for_a_long_result(
     rows = list(csv.reader(io.StringIO(upload.content.decode("utf-8-sig"))))
     assert rows == [["city", "n"]] + [[f"city{i}", str(i)] for i in range(120)]
     [message] = fake_slack.thread(CHANNEL, question)
-    assert "Showing 99 of 120 rows." in message.block_text
+    assert "Showing 100 of 120 rows." in message.block_text
     assert "attached as a CSV file" in message.block_text
+    [table] = [b for b in message.blocks if b["type"] == "data_table"]
+    assert len(table["rows"]) == 101  # the header row and 100 rows, paged by Slack
+    assert table["page_size"] == 10
+    assert table["rows"][5] == [{"type": "raw_text", "text": "city4"}, {"type": "raw_number", "value": 4, "text": "4"}]
+
+
+@pytest.mark.parametrize("with_status", [True, False])
+def test_a_workspace_without_the_data_table_block_gets_the_table_block_once(with_status: bool) -> None:
+    with FakeSlack(data_table=False) as slack:
+        asked = slack.add_message(CHANNEL, "@tablescout orders by city?")
+        poster = SlackPoster(slack.token, slack.url)
+        status_ts = poster.post_status(CHANNEL, asked, "Running SQL on erp…") if with_status else None
+        ts = poster.post_answer(CHANNEL, asked, status_ts, answer_payload(rows=120))
+        [message] = slack.thread(CHANNEL, asked)  # one answer: the refused attempt posted nothing
+        assert message.ts == ts
+        assert [b["type"] for b in message.blocks if "table" in b["type"]] == ["table"]
+        assert "Showing 99 of 120 rows." in message.block_text
+        refused = [c for c in slack.calls if c.answer.get("error") == "invalid_blocks"]
+        assert len(refused) == 1
+        [upload] = slack.completed_files(CHANNEL)
+        assert upload.filename == "erp-result-1.csv"
+
+        poster.post_answer(CHANNEL, asked, None, answer_payload(rows=3))  # remembered: no second refusal
+        assert len([c for c in slack.calls if c.answer.get("error") == "invalid_blocks"]) == 1
 
 
 def test_csv_is_uploaded_for_a_truncated_result(fake_slack: FakeSlack, poster: SlackPoster, question: str) -> None:
