@@ -31,10 +31,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from core.text.pins import PIN, standalone
+
 # Slack wraps mentions, channels, links and special mentions in <...>; Teams wraps mentions in <at>...</at>.
 _MARKUP = re.compile(r"<at>(?P<at>.*?)</at>|<(?P<slack>[@#!][^<>\n]*|(?:https?|mailto|tel):[^<>\n]*)>", re.I | re.S)
 _SLACK_USER = re.compile(r"@(?P<id>[UWB][A-Z0-9]+)(?:\|(?P<name>[^>]*))?")
-_PIN = re.compile(r"(?<![\w@./+-])@(?P<name>[A-Za-z][A-Za-z0-9_-]{0,62})(?![\w-])(?!\.\w)")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
 _PIN_SEPARATORS = " \t\n,;:"
 _AFTER_LEADING_PINS = re.compile(r"[\s,;:]*(?:[\-\u2013\u2014]+\s+)?")
@@ -115,7 +116,7 @@ def _find_pins(pieces: list[tuple[str, bool]], labels: Mapping[str, str]) -> tup
     offset = 0
     for piece, plain in pieces:
         if plain:
-            for match in _PIN.finditer(piece):
+            for match in PIN.finditer(piece):
                 database = labels.get(match.group("name").lower())
                 if database is not None:
                     pins.append(_Pin(offset + match.start(), offset + match.end(), database, match.group("name")))
@@ -125,9 +126,7 @@ def _find_pins(pieces: list[tuple[str, bool]], labels: Mapping[str, str]) -> tup
 
 
 def _standalone(text: str, pin: _Pin) -> bool:
-    before = text[pin.start - 1] if pin.start > 0 else " "
-    after = text[pin.end] if pin.end < len(text) else " "
-    return (before.isspace() or before == "(") and (after.isspace() or after in ",.;:!?)")
+    return standalone(text, pin.start, pin.end)
 
 
 def _leading_cut(text: str, pins: list[_Pin]) -> tuple[int, int]:

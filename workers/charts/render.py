@@ -17,12 +17,13 @@ import os
 import re
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import vl_convert
 
-from core.answer.model import Chart, ResultTable
+from core.answer.model import Chart, ChartType, ResultTable
 from workers.charts.labels import alt_text
 from workers.charts.shape import shape_of
 from workers.charts.spec import VEGA_LITE_MAJOR, vega_lite
@@ -50,12 +51,15 @@ def vega_lite_version() -> str:
     return max(bundled, key=lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()))
 
 
-def chart_for(table: ResultTable, title: str, directory: Path, name: str) -> Chart | None:
+def chart_for(
+    table: ResultTable, title: str, directory: Path, name: str, chart_type: ChartType | None = None
+) -> Chart | None:
     """The chart of `table` under `title`, its PNG written to `directory/name.png` (`name`: letters, digits, `.`,
-    `_`, `-`), or None when the result is no series or breakdown. A failure to draw or write the image is logged
-    and gives the Chart with `image` None; nothing is raised."""
+    `_`, `-`), or None when the result is no series or breakdown. `chart_type` draws it as that type (a user asked
+    for bars) instead of its own (line for time, bars for categories). A failure to draw or write the image is
+    logged and gives the Chart with `image` None; nothing is raised."""
     try:
-        chart = _unrendered(table, title)
+        chart = _unrendered(table, title, chart_type)
     except Exception:  # a bug in shaping must not cost the answer
         log.exception("no chart for a result of %s columns and %s rows", len(table.columns), len(table.rows))
         return None
@@ -69,10 +73,12 @@ def chart_for(table: ResultTable, title: str, directory: Path, name: str) -> Cha
     return chart.model_copy(update={"image": str(path)})
 
 
-def _unrendered(table: ResultTable, title: str) -> Chart | None:
+def _unrendered(table: ResultTable, title: str, chart_type: ChartType | None) -> Chart | None:
     shape = shape_of(table)
     if shape is None:
         return None
+    if chart_type is not None:
+        shape = replace(shape, type=chart_type)
     return Chart(
         type=shape.type,
         title=title,

@@ -23,6 +23,7 @@ from core.store.database import connection_lost
 from core.store.models import Conversation, Turn
 from core.store.repositories import search_queries as queries
 from core.store.repositories import turns as turn_repo
+from core.text.pins import unknown_pins
 from workers.charts.render import chart_for
 from workers.charts.shape import chartable
 from workers.models.types import (
@@ -38,9 +39,10 @@ from workers.tools.base import ToolContext
 from workers.tools.toolbox import StepCallback, ToolRunner, tools_for
 from workers.turns.answers import copy_warnings, partial_answer, result_table, unsupported_numbers
 from workers.turns.first_input import database_list, render_first_input, verified_examples, viewed_databases
+from workers.turns.follow_ups import PresentationRequest, presentation_asked, reusable_answer, shown_again
 from workers.turns.guided import OutOfTime, answer_guided, uses_guided
 from workers.turns.history import thread_history
-from workers.turns.no_access import no_access_answer
+from workers.turns.no_access import no_access_answer, unknown_database_answer
 from workers.turns.prompts import system_prompt
 from workers.turns.provenance import sources_note
 from workers.turns.rounds import add_round, count_reply
@@ -110,6 +112,15 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
         turn.first_model_call_at = turn.first_model_call_at or turn_repo.now()  # only the request lies between
     else:
         refusal = no_access_answer(session, env.settings.file, principal, len(registered))
+    show_again = None
+    if refusal is None and turn.intent == "question":
+        labels = {label.lower() for source in registered for label in (source.name, *source.aliases)}
+        unknown = unknown_pins(turn.question, labels)
+        if unknown:
+            refusal = unknown_database_answer(unknown, [source.name for source in listing.allowed])
+        request = presentation_asked(turn.question)
+        earlier = reusable_answer(session, principal, turn, asker) if request is not None else None
+        show_again = (earlier, request) if earlier is not None and request is not None else None
     if turn.intent == "note":
         opening = opening.replace("\nQuestion:\n", "\nKnowledge to remember (attach it to the right table):\n")
     return TurnRun(
@@ -119,6 +130,7 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
         context=context,
         messages=[*history, Message(role="user", text=opening)],
         refusal=refusal,
+        show_again=show_again,
     )
 
 
@@ -187,6 +199,27 @@ def _finish(
     return TurnOutcome("finished", run.turn_id, status=status)
 
 
+_NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "rounds": 0}
+
+
+def _show_again(env: TurnEnvironment, run: TurnRun, previous: Answer, request: PresentationRequest) -> TurnOutcome:
+    chart = None
+    if request.presentation == "chart":
+        table = chartable(previous.results)
+        asked = run.context.user_texts[-2] if len(run.context.user_texts) > 1 else ""  # the earlier question
+        title = previous.chart.title if previous.chart is not None else answer_subject(asked)
+        name = f"turn-{run.turn_id}"
+        chart = chart_for(table, title, env.settings.home / "charts", name, request.chart_type) if table else None
+    answer = shown_again(previous, request, chart)
+    with env.store.transaction() as session:
+        recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=None, usage=_NO_USAGE)
+        if not recorded:
+            return TurnOutcome("lost_lease", run.turn_id)
+        if run.context.conversation.platform in PLATFORMS:
+            turn_repo.queue_answer(session, run.turn_id, answer)
+    return TurnOutcome("finished", run.turn_id, status="answered")
+
+
 def _chart(env: TurnEnvironment, run: TurnRun, results: list[ResultTable]) -> Chart | None:
     """The answer's chart, when its last chartable result is a series over time or a breakdown (`workers.charts`),
     drawn under the question's subject into TABLESCOUT_HOME/charts (never raises)."""
@@ -246,6 +279,8 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
     if run.refusal is not None:  # nothing to query: no model turn without tools, but an answer saying so
         log.info("turn %s: the user may query no database; told them whom to ask", turn_id)
         return _finish(env, run, "answered", run.refusal, "no database this user may query")
+    if run.show_again is not None:  # "as a chart": the user's last result shown again, no model call, no SQL
+        return _show_again(env, run, *run.show_again)
     runner = ToolRunner(tools_for(run.intent, run.context))
     try:
         if uses_guided(env.settings, env.provider, run.intent):

@@ -7,6 +7,8 @@ whose members hold an admin role (workspace-visible names only, never a database
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
@@ -64,3 +66,15 @@ def no_access_answer(session: Session, config: ConfigFile, principal: Principal,
         f"(the databases and tables it may read) and maps your {kind} to it under `groups:`, or sets "
         "`default_role:` for everyone in no mapped group. The change applies from your next question."
     )
+
+
+def unknown_database_answer(names: Sequence[str], allowed: Sequence[str]) -> str:
+    """What to tell a user whose `@name` pins (`names`) match no database: which ones they may ask (`allowed`, the
+    databases this user may query, never others), and how to pin one."""
+    quoted = " or ".join(f"@{n}" for n in names)
+    head = f"There is no database called {quoted}." if len(names) == 1 else f"There are no databases called {quoted}."
+    if not allowed:
+        return head
+    listed = ", ".join(allowed[:-1]) + f" and {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+    pin = f"pin one with @{allowed[0]}, or ask without a pin and I will look in each"
+    return f"{head} You can ask about {listed}: {pin}."

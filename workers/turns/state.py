@@ -11,11 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from core.answer.model import Answer
 from core.config.settings import Settings
 from core.store.database import Store
 from search.service import Encoders
 from workers.models.types import Message, ModelProvider
 from workers.tools.base import ToolContext
+from workers.turns.follow_ups import PresentationRequest
 
 Progress = Callable[[str], None]
 
@@ -62,6 +64,8 @@ class TurnRun:
     output_tokens: int = 0
     last_text: str = ""
     refusal: str | None = None  # the answer, without a model call, when the user may query nothing
+    #: The user's earlier answer and how to show it again, for a follow-up that needs no new SQL ("as a chart").
+    show_again: tuple[Answer, PresentationRequest] | None = None
     #: The next round's ordinal, once known: a first attempt starts at 1 without asking the store; a later one
     #: reads where the earlier attempts stopped, once, in its first round.
     next_ordinal: int | None = None
