@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from celery import Celery
@@ -51,8 +51,17 @@ def celery_sender(settings: Settings) -> Any:
     return send
 
 
+class Surface(Protocol):
+    """A surface served beside the chat platforms (the HTTP API and the MCP server, `api.surface`): it adds its
+    routes to the application and reports each turn it stores, which the relay then publishes like a chat turn's."""
+
+    name: str
+
+    def install(self, app: web.Application, on_stored: Callable[[int], None]) -> None: ...
+
+
 class BotServer:
-    """The chat surfaces a configuration enables, around one store and one relay."""
+    """The chat surfaces a configuration enables, and any other `Surface`, around one store and one relay."""
 
     def __init__(
         self,
@@ -63,11 +72,13 @@ class BotServer:
         teams_testing: bool = False,
         platforms: Collection[str] | None = None,
         send: Any = None,
+        others: Sequence[Surface] = (),
     ) -> None:
         """`platforms` limits the server to some chat platforms ("slack", "teams"); a platform named there must be
-        configured. Without it, every configured platform is served."""
+        configured. Without it, every configured platform is served. `others` are served beside them."""
         self.settings = settings
         self.store = store
+        self.others = list(others)
         unknown = sorted(set(platforms or ()) - set(PLATFORMS))
         if unknown:
             raise ConfigError(f"unknown platform(s) {', '.join(unknown)}; choose from {', '.join(PLATFORMS)}")
@@ -75,7 +86,7 @@ class BotServer:
         serve_teams = "teams" in platforms if platforms else bool(settings.teams_app_id or teams_testing)
         if slack_socket_mode and not serve_slack:
             raise ConfigError("--slack-socket-mode was given but Slack is not among the platforms to serve")
-        if not (serve_slack or serve_teams):
+        if not (serve_slack or serve_teams or self.others):
             raise ConfigError(
                 "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET for Slack (or SLACK_APP_TOKEN with "
                 "--slack-socket-mode), or TABLESCOUT_TEAMS_APP_ID and TABLESCOUT_TEAMS_APP_PASSWORD for Teams"
@@ -97,7 +108,8 @@ class BotServer:
 
     def surfaces(self) -> dict[str, str]:
         slack = "off" if self.slack is None else ("socket mode" if self.slack_socket_mode else "http")
-        return {"slack": slack, "teams": "on" if self.teams_adapter is not None else "off"}
+        shown = {"slack": slack, "teams": "on" if self.teams_adapter is not None else "off"}
+        return shown | {other.name: "on" for other in self.others}
 
     # --- lifecycle --------------------------------------------------------------------------------------------------
 
@@ -108,6 +120,8 @@ class BotServer:
             app.router.add_post("/slack/events", self.slack_events)
         if self.teams_adapter is not None:
             app.router.add_post("/api/messages", self.teams_messages)
+        for other in self.others:
+            other.install(app, self._stored)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app
@@ -263,9 +277,10 @@ def serve(
     port: int,
     slack_socket_mode: bool,
     platforms: Collection[str] | None = None,
+    others: Sequence[Surface] = (),
 ) -> None:
     """Run the bot server until interrupted."""
-    server = BotServer(settings, store, slack_socket_mode=slack_socket_mode, platforms=platforms)
+    server = BotServer(settings, store, slack_socket_mode=slack_socket_mode, platforms=platforms, others=others)
     surfaces = ", ".join(f"{name}: {state}" for name, state in server.surfaces().items())
     print(f"tablescout bot server on http://{host}:{port} ({surfaces}); /healthz for health", flush=True)
     web.run_app(server.web_app(), host=host, port=port, print=None, access_log=None)

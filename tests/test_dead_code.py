@@ -13,7 +13,7 @@ from tests.support import REPO
 
 vulture = pytest.importorskip("vulture")
 
-PACKAGES = ("core", "catalog", "search", "workers", "bot", "tablescout")
+PACKAGES = ("core", "catalog", "search", "workers", "bot", "api", "tablescout")
 #: Decorators whose functions a framework calls: Typer commands, Slack bolt listeners, pydantic validators.
 CALLED_BY_FRAMEWORKS = [
     "@*.command",
@@ -28,6 +28,8 @@ CALLED_BY_FRAMEWORKS = [
     "@*.thread_started",
     "@*.thread_context_changed",
     "@*.user_message",
+    "@*.tool",
+    "@*.resource",
     "@model_validator",
     "@field_validator",
     "@*.task",

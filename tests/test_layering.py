@@ -19,13 +19,14 @@ from pathlib import Path
 
 from tests.support import REPO
 
-PACKAGES = ("core", "catalog", "search", "workers", "bot", "tablescout")
+PACKAGES = ("core", "catalog", "search", "workers", "bot", "api", "tablescout")
 FORBIDDEN = {
-    "core": {"catalog", "search", "workers", "bot", "tablescout"},
-    "catalog": {"search", "workers", "bot", "tablescout"},
-    "search": {"catalog", "workers", "bot", "tablescout"},
-    "bot": {"workers", "tablescout"},
-    "workers": {"tablescout"},
+    "core": {"catalog", "search", "workers", "bot", "api", "tablescout"},
+    "catalog": {"search", "workers", "bot", "api", "tablescout"},
+    "search": {"catalog", "workers", "bot", "api", "tablescout"},
+    "bot": {"workers", "api", "tablescout"},
+    "workers": {"api", "tablescout"},
+    "api": {"tablescout"},
 }
 #: Each vendor SDK and the one package (a module path prefix) that may import it.
 VENDOR_PACKAGES = {
@@ -38,6 +39,7 @@ VENDOR_PACKAGES = {
     "msal": ("bot/entra.py", "bot/teams/"),
     "sentence_transformers": ("search/",),
     "onnxruntime": ("search/",),
+    "mcp": ("api/",),
 }
 #: The subpackages of workers/, lowest first: a subpackage imports only those before it.
 WORKERS_ORDER = ("models", "sql", "charts", "tools", "turns", "tasks")
@@ -279,7 +281,16 @@ def test_each_vendor_sdk_stays_inside_its_package() -> None:
     parsed = trees()
     assert vendor_outside_packages(parsed) == []
     used = {item.module.split(".")[0] for _, tree in parsed.values() for item in imported(tree)}
-    assert used >= {"anthropic", "openai", "slack_sdk", "botbuilder", "sentence_transformers", "msal", "xllamacpp"}
+    assert used >= {
+        "anthropic",
+        "openai",
+        "slack_sdk",
+        "botbuilder",
+        "sentence_transformers",
+        "msal",
+        "xllamacpp",
+        "mcp",
+    }
 
 
 def test_no_product_module_is_over_400_lines() -> None:

@@ -57,6 +57,7 @@ class Settings(BaseSettings):
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     # The key of `hash` column masks (core.access.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
     mask_key: SecretStr | None = None
+    token: SecretStr | None = None  # the API token `tablescout mcp` acts with (api/tokens.py; only its hash is stored)
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
     graph_api_url: str = "https://graph.microsoft.com/v1.0"  # Microsoft Graph, for Entra group membership
     entra_login_url: str = "https://login.microsoftonline.com"  # Entra ID token authority (client credentials)

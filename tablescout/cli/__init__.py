@@ -20,6 +20,7 @@ from tablescout.cli import (
     review_cmd,
     sample_cmd,
     source_cmd,
+    token_cmd,
 )
 from tablescout.cli.analyze_cmd import analyze
 from tablescout.cli.ask_cmd import ask, chat
@@ -27,6 +28,7 @@ from tablescout.cli.card_cmd import card
 from tablescout.cli.context import errors, exit_interrupted
 from tablescout.cli.demo_cmd import demo
 from tablescout.cli.init_cmd import init
+from tablescout.cli.mcp_cmd import mcp
 from tablescout.cli.search_cmd import search
 from tablescout.cli.serve_cmd import serve
 from tablescout.cli.worker_cmd import worker
@@ -51,6 +53,8 @@ app.command("chat")(chat)
 app.command("demo")(demo)
 app.command("worker")(worker)
 app.command("serve")(serve)
+app.command("mcp")(mcp)
+app.add_typer(token_cmd.app, name="token")
 app.add_typer(directory_cmd.app, name="directory")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(health_cmd.app, name="health")

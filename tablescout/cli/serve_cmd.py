@@ -1,5 +1,6 @@
-"""`tablescout serve`: the bot server for Slack and Teams (SPEC §8). It stores each message as a turn and hands
-it to the workers through Redis; run `tablescout worker` beside it."""
+"""`tablescout serve`: the bot server for Slack and Teams (SPEC §8), with the HTTP API (`/api/v1/`) and the MCP
+server (`/mcp`) beside them. It stores each message or API question as a turn and hands it to the workers through
+Redis; run `tablescout worker` beside it."""
 
 from __future__ import annotations
 
@@ -26,11 +27,20 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve /slack/events, /api/messages (Teams) and /healthz."""
-    # Imported here, not at the top: the bot server loads the Slack and Bot Framework SDKs.
+    """Serve /slack/events, /api/messages (Teams), the HTTP API under /api/v1/, MCP at /mcp, and /healthz."""
+    # Imported here, not at the top: the bot server loads the Slack and Bot Framework SDKs, the API the MCP SDK.
+    from api.surface import ApiSurface
     from bot.server import serve as run_server
 
     config = settings()
     with current_store(config) as store:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        run_server(config, store, host=host, port=port, slack_socket_mode=slack_socket_mode, platforms=platform)
+        run_server(
+            config,
+            store,
+            host=host,
+            port=port,
+            slack_socket_mode=slack_socket_mode,
+            platforms=platform,
+            others=[ApiSurface(config, store)],
+        )

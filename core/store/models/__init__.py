@@ -1,5 +1,6 @@
 """All mapped tables; importing this package registers them on `Base.metadata` (Alembic relies on it)."""
 
+from core.store.models.api_tokens import ApiToken
 from core.store.models.base import Base
 from core.store.models.catalog import (
     EMBEDDING_DIMENSIONS,
@@ -23,6 +24,7 @@ __all__ = [
     "TABLE_ROLES",
     "TURN_STATUSES",
     "AnswerFeedback",
+    "ApiToken",
     "Base",
     "CommonWord",
     "Conversation",
