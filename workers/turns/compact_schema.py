@@ -190,7 +190,11 @@ def render(context: ToolContext, source: Source, tables: Sequence[SchemaTable], 
             block.append(f"/* {len(rows) - 1} example rows of {table.name}:\n" + "\n".join(rows) + "\n*/")
         parts.append("\n".join(block))
     found = [
-        f"-- the question's {v['value']!r} is a value of {t.name}.{v['column']}" for t in tables for v in t.values[:3]
+        f"-- the question's {v['said']!r} is the value {v['value']!r} of {t.name}.{v['column']}"
+        if v.get("said")
+        else f"-- the question's {v['value']!r} is a value of {t.name}.{v['column']}"
+        for t in tables
+        for v in t.values[:3]
     ]
     if found:
         parts.append("\n".join(found))

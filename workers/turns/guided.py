@@ -24,18 +24,26 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from core.config.settings import Settings
-from core.store.repositories import turns as turn_repo
 from search.service import SearchRequest, search_tables
 from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult, ToolSpec
 from workers.sql.guard import dialect_for
-from workers.tools.base import SqlRecord, ToolContext, queryable_source, viewer_reads
-from workers.tools.sql_tool import SQL_TOOL
-from workers.tools.toolbox import StepCallback, ToolRunner
+from workers.sql.value_probe import held_values, sample_values
+from workers.tools.base import (
+    SqlRecord,
+    ToolInputError,
+    queryable_source,
+    viewer_card,
+    viewer_reads,
+    visible_table,
+)
+from workers.tools.toolbox import StepCallback
 from workers.turns import compact_schema
+from workers.turns.answer_checks import Probes, Verdict, check, tables_read
+from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_answers import (
     NO_PERMISSION,
     NOTHING_FOUND,
@@ -46,18 +54,20 @@ from workers.turns.guided_answers import (
     rows_answer,
     sql_refused,
 )
-from workers.turns.guided_sql import filter_values, is_empty, shown_tables, sql_in_text, sql_prompt
+from workers.turns.guided_checks import Checked, CheckSteps, checked, doubt_line
+from workers.turns.guided_run import GuidedTurn, OutOfTime, call_model, record_round, record_search_only, timed
+from workers.turns.guided_sql import SYSTEM, filter_values, is_empty, shown_tables, sql_in_text, sql_prompt
 from workers.turns.join_pruning import without_unneeded_joins
-from workers.turns.rounds import add_round, count_reply
 from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
+from workers.turns.value_linking import linked_values
 
 log = logging.getLogger(__name__)
 
+__all__ = ["OutOfTime", "answer_guided", "uses_guided"]
+
 #: Candidates one search returns (across every database searched).
 SEARCH_K = 10
-#: Below this many seconds left, another model call is not started.
-MIN_MODEL_S = 2.0
 #: The sampling temperature of the first call of each step (choosing tables, writing SQL): the model's most likely
 #: reply. A repair call (after an error, or after an empty result with the re-search's tables) keeps the service's
 #: own sampling, so that it tries another statement, not the same again.
@@ -65,23 +75,6 @@ FIRST_TEMPERATURE = 0.0
 #: A question of at most this many words that follows an earlier one in the thread ("and in 2023?") is searched
 #: as one text with the earlier question, and the SQL call sees both.
 FOLLOW_UP_WORDS = 8
-
-#: One system prompt for both calls (choosing tables, writing SQL): a local server reads a prompt's shared beginning
-#: from its cache, so only the reply format and the user message are new tokens in each call.
-SYSTEM = """You help answer a business question from a company database, in one of two steps.
-When asked to choose tables: choose the tables the query needs, as few as answer the question. They are listed most
-relevant first. Prefer live tables: partitions, logs and copies hold part of the data or its history; choose one only
-when the question asks about it.
-When asked for SQL: write one SQL query that answers the question from the tables given.
-- Use only the tables and columns shown, and as few tables as answer the question.
-- When the query reads two or more tables, give each an alias and write every column with the alias of the table
-  that has it. Join only on the REFERENCES shown.
-- Select only what the question asks for; add DISTINCT or LIMIT only when the question asks for it
-  ("which ... the most" is ORDER BY ... DESC LIMIT 1).
-- Filter only on the conditions the question states: no extra conditions on status or flag columns.
-- Count, sum and average in SQL.
-- "Not ... any", "without" and "no ..." are NOT IN (SELECT ...) or EXCEPT, not a join with !=.
-- Where a column lists codes, compare it with the code, not its meaning."""
 
 SQL_SPEC = ToolSpec(
     name="run_sql",
@@ -98,29 +91,14 @@ def uses_guided(settings: Settings, provider: ModelProvider, intent: str) -> boo
     return settings.turn_path == "guided" or provider.small_model
 
 
-@dataclass
-class _Guided:
-    env: TurnEnvironment
-    run: TurnRun
-    progress: Callable[[str], None]
-    step: StepCallback | None
-    runner: ToolRunner = field(default_factory=lambda: ToolRunner([SQL_TOOL]))
-    pending: list[tuple[str, dict[str, Any], str, float]] = field(default_factory=list)  # unrecorded tool calls
-    model_calls: int = 0
-    trace: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def context(self) -> ToolContext:
-        return self.run.context
-
-
 def answer_guided(
     env: TurnEnvironment, run: TurnRun, progress: Callable[[str], None], step: StepCallback | None
 ) -> tuple[GuidedAnswer, dict[str, Any]]:
     """Answer the turn's question on the guided path: the answer, and what the path did (for the turn's result)."""
-    guided = _Guided(env, run, progress, step)
+    guided = GuidedTurn(env, run, progress, step)
     answer = _answer(guided, _question(run))
-    shown = {k: v for k, v in guided.trace.items() if k in ("tables", "databases", "repaired", "pruned")}
+    kept = ("tables", "databases", "repaired", "pruned", "checks", "doubt", "ms", "tokens")
+    shown = {k: v for k, v in guided.trace.items() if k in kept}
     return answer, {"step": answer.step, "model_calls": guided.model_calls} | shown
 
 
@@ -129,7 +107,7 @@ def _question(run: TurnRun) -> str:
     return texts[-1] if texts else ""
 
 
-def _earlier(guided: _Guided, question: str) -> str:
+def _earlier(guided: GuidedTurn, question: str) -> str:
     """The asker's previous message in the thread when `question` reads as a follow-up to it; "" otherwise."""
     texts = guided.context.user_texts
     if len(texts) < 2 or len(question.split()) > FOLLOW_UP_WORDS:
@@ -137,7 +115,7 @@ def _earlier(guided: _Guided, question: str) -> str:
     return texts[-2]
 
 
-def _answer(guided: _Guided, question: str) -> GuidedAnswer:
+def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     guided.progress("Looking for tables…")
     earlier = _earlier(guided, question)
     guided.trace["earlier"] = earlier
@@ -146,10 +124,10 @@ def _answer(guided: _Guided, question: str) -> GuidedAnswer:
         selection = _search(guided, f"{earlier} {question}" if earlier else question, terms=[])
     if selection.ambiguous:
         guided.trace["databases"] = selection.ambiguous
-        _record_search_only(guided)
+        record_search_only(guided)
         return GuidedAnswer("answered", ambiguity_question(selection.ambiguous), None, "ambiguity")
     if not selection.tables:
-        _record_search_only(guided)
+        record_search_only(guided)
         if selection.denied:
             return GuidedAnswer("answered", NO_PERMISSION, None, "no_permission")
         return GuidedAnswer("answered", NOTHING_FOUND, None, "nothing_found")
@@ -166,6 +144,9 @@ def _answer(guided: _Guided, question: str) -> GuidedAnswer:
         return could_not("sql_error", "the model wrote no SQL", None)
     if record.error is not None:
         return GuidedAnswer("answered", sql_refused(record), None, "no_permission")
+    result = checked(record, selection, dialect_for(selection.engine), _check_steps(guided, question))
+    guided.trace["checks"] = result.kinds
+    record = result.record
     if is_empty(record):
         guided.trace["repaired"] = "empty"
         with guided.env.store.transaction() as session:
@@ -182,20 +163,129 @@ def _answer(guided: _Guided, question: str) -> GuidedAnswer:
                 record = retried
         if is_empty(record):
             return GuidedAnswer("answered", no_rows(guided.context.tables_used, record), None, "empty")
-    return GuidedAnswer("answered", rows_answer(question, record, guided.context.tables_used), None, "answer")
+        result = Checked(record)
+    return _checked_answer(guided, question, result)
+
+
+def _checked_answer(guided: GuidedTurn, question: str, result: Checked) -> GuidedAnswer:
+    """The answer from the checked record (made the turn's last result), with the literals read as the data writes
+    them and, when a doubt remains after the repair, that doubt in one line and the status `partial`."""
+    runs = guided.context.sql_runs
+    if result.record in runs and runs[-1] is not result.record:
+        runs.remove(result.record)
+        runs.append(result.record)  # the answer's figure is the last result every surface shows
+    text = rows_answer(question, result.record, guided.context.tables_used)
+    doubt = doubt_line(result.doubts)
+    if doubt:
+        guided.trace["doubt"] = doubt
+    lines = [text, *result.notes, doubt]
+    return GuidedAnswer(
+        "partial" if doubt else "answered",
+        "\n".join(line for line in lines if line),
+        None,
+        "doubt" if doubt else "answer",
+    )
+
+
+def _check_steps(guided: GuidedTurn, question: str) -> CheckSteps:
+    context = guided.context
+
+    def verdict(record: SqlRecord, selection: Selection) -> Verdict:
+        tables = {t.name.upper(): t for t in selection.tables}
+
+        def where(table: str) -> dict[str, Any]:
+            found = tables[table]
+            return {
+                "database": selection.database,
+                "engine": selection.engine,
+                "table": found.name,
+                "schema": found.schema,
+                "turn_id": context.turn_id,
+            }
+
+        started = time.perf_counter()
+        with guided.env.store.transaction() as session:
+            context.session = session
+            args = (session, context.settings, context.principal)
+            probes = Probes(
+                held=lambda t, c, values: held_values(*args, **where(t), column=c, literals=values),
+                sample=lambda t, c: sample_values(*args, **where(t), column=c),
+            )
+            _read_tables(guided, selection, record.sql, tables)
+            cards = {name: t.card for name, t in tables.items()}
+            found = check(question, record, dialect_for(selection.engine), cards, selection.linked, probes)
+        timed(guided, "check", started)
+        return found
+
+    def rerun(sql: str, selection: Selection) -> SqlRecord | None:
+        call = ToolCallRequest(id=f"guided-{guided.model_calls}-rewrite", name="run_sql", arguments={"sql": sql})
+        arguments = {"database": selection.database, "sql": sql}
+        with guided.env.store.transaction() as session:
+            context.session = session
+            reply = ModelReply(text="", stop_reason="no_model_call")
+            record_round(guided, reply, replace(call, arguments=arguments))
+        return context.sql_runs[-1] if context.sql_runs else None
+
+    def write(selection: Selection, hint: str) -> SqlRecord | None:
+        guided.trace["repaired"] = "check"
+        return _write_and_run(guided, question, selection, [], hint=hint)
+
+    return CheckSteps(verdict, rerun, write, lambda selection, names: _grown(guided, selection, names))
+
+
+def _read_tables(guided: GuidedTurn, selection: Selection, sql: str, tables: dict[str, SchemaTable]) -> None:
+    """Add to `tables` the tables `sql` reads that the schema did not show (their cards as the user sees them)."""
+    context = guided.context
+    missing = [n for n in tables_read(sql, dialect_for(selection.engine)) if n.upper() not in tables]
+    if not missing:
+        return
+    source = queryable_source(context, selection.database)
+    for name in missing:
+        try:
+            row = visible_table(context, source, name)
+        except ToolInputError:
+            continue
+        tables[name.upper()] = SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row))
+
+
+def _grown(guided: GuidedTurn, selection: Selection, names: Sequence[str]) -> Selection:
+    """`selection` with the tables `names` of its database added (those the user may see), its schema rendered."""
+    known = {t.name.upper() for t in selection.tables}
+    wanted = [n for n in dict.fromkeys(names) if n and n.upper() not in known]
+    if not wanted:
+        return selection
+    context = guided.context
+    with guided.env.store.transaction() as session:
+        context.session = session
+        source = queryable_source(context, selection.database)
+        added = []
+        for name in wanted:
+            try:
+                row = visible_table(context, source, name)
+            except ToolInputError:
+                continue
+            added.append(SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row)))
+        if not added:
+            return selection
+        grown = replace(selection, tables=[*added, *selection.tables])
+        _load_schema(guided, grown)
+    return grown
 
 
 # --- selection ---------------------------------------------------------------------------------------------------
 
 
-def _search(guided: _Guided, question: str, terms: list[str], prior: Selection | None = None) -> Selection:
+def _search(guided: GuidedTurn, question: str, terms: list[str], prior: Selection | None = None) -> Selection:
     context = guided.context
     started = time.perf_counter()
     request = SearchRequest(question=question, databases=list(context.pins), terms=terms, k=SEARCH_K)
     result = search_tables(
         context.session, context.principal, request, context.encoders, context.viewer, viewer_reads(context)
     )
-    selection = choose(context, question, result, prior)
+    selection = choose(context, question, result, prior, asked=_question(guided.run))
+    if selection.database:
+        _link_values(guided, selection)
+    timed(guided, "search", started)
     arguments: dict[str, Any] = {"question": question} | ({"terms": terms} if terms else {})
     if context.pins:
         arguments["databases"] = list(context.pins)
@@ -204,6 +294,19 @@ def _search(guided: _Guided, question: str, terms: list[str], prior: Selection |
     if selection.tables and not selection.needs_pick:
         _load_schema(guided, selection)
     return selection
+
+
+def _link_values(guided: GuidedTurn, selection: Selection) -> None:
+    """Values the question names in another script (`workers.turns.value_linking`), added to those search found:
+    on the chosen tables they are written into the compact schema."""
+    context = guided.context
+    source = queryable_source(context, selection.database)
+    linked = linked_values(context, _question(guided.run), [source.id])
+    selection.linked += linked
+    for table in selection.tables:
+        for value in linked:
+            if value.table.upper() == table.name.upper():
+                table.values.insert(0, {"column": value.column, "value": value.value, "said": value.said})
 
 
 def _search_text(searched: str, candidates: Sequence[Any], denied: Sequence[str]) -> str:
@@ -216,7 +319,7 @@ def _search_text(searched: str, candidates: Sequence[Any], denied: Sequence[str]
     return "\n".join(lines)
 
 
-def _load_schema(guided: _Guided, selection: Selection) -> None:
+def _load_schema(guided: GuidedTurn, selection: Selection) -> None:
     """The compact schema of the selection's tables (example rows read now, in the caller's transaction)."""
     context = guided.context
     source = queryable_source(context, selection.database)
@@ -225,13 +328,13 @@ def _load_schema(guided: _Guided, selection: Selection) -> None:
         context.opened.add((source.name, table.name.upper()))
 
 
-def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
+def _pick(guided: GuidedTurn, question: str, selection: Selection) -> Selection:
     spec = pick_spec(selection)
     prompt = [Message(role="user", text=pick_prompt(question, selection))]
-    reply = _call(guided, SYSTEM, prompt, spec, FIRST_TEMPERATURE)
+    reply = call_model(guided, SYSTEM, prompt, spec, FIRST_TEMPERATURE)
     with guided.env.store.transaction() as session:
         guided.context.session = session
-        _record_round(guided, reply, None)
+        record_round(guided, reply, None)
         chosen = picked_tables(selection, reply)
         source = queryable_source(guided.context, chosen.database)
         chosen.tables = with_neighbours(guided.context, source, chosen.tables)
@@ -243,14 +346,14 @@ def _pick(guided: _Guided, question: str, selection: Selection) -> Selection:
 
 
 def _write_and_run(
-    guided: _Guided, question: str, selection: Selection, repair: list[Message], hint: str = ""
+    guided: GuidedTurn, question: str, selection: Selection, repair: list[Message], hint: str = ""
 ) -> SqlRecord | None:
     """One SQL call (with the earlier call and its error when repairing) and the run of its statement."""
     guided.progress("Writing SQL…")
     earlier = str(guided.trace.get("earlier") or "")
     messages = repair or [Message(role="user", text=sql_prompt(question, selection, hint, earlier))]
     first = not repair and not hint  # a repair, after an error or an empty result, samples another statement
-    reply = _call(guided, SYSTEM, messages, SQL_SPEC, FIRST_TEMPERATURE if first else None)
+    reply = call_model(guided, SYSTEM, messages, SQL_SPEC, FIRST_TEMPERATURE if first else None)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
         sql = sql_in_text(reply.text)
@@ -267,17 +370,17 @@ def _write_and_run(
     if not sql.strip():
         with guided.env.store.transaction() as session:
             guided.context.session = session
-            _record_round(guided, reply, None)
+            record_round(guided, reply, None)
         return None
     arguments = {"database": selection.database, "sql": sql}
     with guided.env.store.transaction() as session:
         guided.context.session = session
-        result = _record_round(guided, reply, ToolCallRequest(id=call.id, name="run_sql", arguments=arguments))
+        result = record_round(guided, reply, ToolCallRequest(id=call.id, name="run_sql", arguments=arguments))
     guided.trace["last_result"] = result
     return guided.context.sql_runs[-1] if guided.context.sql_runs else None
 
 
-def _repair_messages(guided: _Guided) -> list[Message]:
+def _repair_messages(guided: GuidedTurn) -> list[Message]:
     """The SQL call again, with the model's statement and the error run_sql answered (hints included)."""
     messages: list[Message] = guided.trace["messages"]["sql"]
     call: ToolCallRequest = guided.trace["last_call"]
@@ -285,62 +388,3 @@ def _repair_messages(guided: _Guided) -> list[Message]:
     content = result.content if result is not None else "error: the statement did not run"
     fixed = ToolResult(call_id=call.id, name="run_sql", content=content + "\nWrite the corrected query.", is_error=True)
     return [*messages, Message(role="assistant", tool_calls=(call,)), Message(role="user", tool_results=(fixed,))]
-
-
-# --- model calls and recording ---------------------------------------------------------------------------------
-
-
-def _call(
-    guided: _Guided, system: str, messages: list[Message], spec: ToolSpec, temperature: float | None
-) -> ModelReply:
-    run = guided.run
-    remaining = run.deadline - time.monotonic()
-    if remaining < MIN_MODEL_S:
-        raise _OutOfTime()
-    guided.trace.setdefault("started", []).append(turn_repo.now())
-    reply = guided.env.provider.complete(system, messages, [spec], timeout_s=remaining, temperature=temperature)
-    guided.model_calls += 1
-    count_reply(run, reply)
-    return reply
-
-
-class _OutOfTime(Exception):
-    """The turn's deadline leaves no time for another model call."""
-
-
-def _record_round(guided: _Guided, reply: ModelReply, sql_call: ToolCallRequest | None) -> ToolResult | None:
-    """The round of the latest model call, with the tool calls waiting to be recorded (a search) and the SQL it
-    wrote, which runs now through run_sql."""
-    env, run, context = guided.env, guided.run, guided.context
-    session = context.session
-    started = guided.trace["started"][-1] if guided.trace.get("started") else turn_repo.now()
-    row = add_round(session, run, env.provider.label, started, reply, finished=False)
-    session.flush()
-    ordinal = _record_pending(guided, row.id)
-    result = None
-    if sql_call is not None:
-        result = guided.runner.run(context, row.id, ordinal, sql_call, guided.progress, guided.step)
-    row.finished_at = turn_repo.now()
-    return result
-
-
-def _record_pending(guided: _Guided, round_id: int) -> int:
-    """Record the tool calls made without a model call (searches) under round `round_id`; the next ordinal."""
-    session = guided.context.session
-    ordinal = 1
-    for tool, arguments, text, duration_ms in guided.pending:
-        record = turn_repo.add_tool_call(session, round_id, ordinal, tool, arguments)
-        record.result_text, record.result_chars, record.duration_ms = text, len(text), round(duration_ms, 2)
-        ordinal += 1
-    guided.pending.clear()
-    return ordinal
-
-
-def _record_search_only(guided: _Guided) -> None:
-    """A turn that ends without a model call still shows its search: in a round of its own, with no model reply."""
-    with guided.env.store.transaction() as session:
-        guided.context.session = session
-        _record_round(guided, ModelReply(text="", stop_reason="no_model_call"), None)
-
-
-OutOfTime = _OutOfTime

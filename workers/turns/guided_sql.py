@@ -17,6 +17,23 @@ from workers.turns.selection import Selection
 ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB", "mysql": "MySQL"}
 
 
+#: One system prompt for both calls (choosing tables, writing SQL): a local server reads a prompt's shared beginning
+#: from its cache, so only the reply format and the user message are new tokens in each call.
+SYSTEM = """You help answer a business question from a company database, in one of two steps.
+When asked to choose tables: choose the tables the query needs, as few as answer the question. They are listed most
+relevant first. Prefer live tables: partitions, logs and copies hold part of the data or its history; choose one only
+when the question asks about it.
+When asked for SQL: write one SQL query that answers the question from the tables given.
+- Use only the tables and columns shown, and as few tables as answer the question.
+- When the query reads two or more tables, give each an alias and write every column with the alias of the table
+  that has it. Join only on the REFERENCES shown.
+- Select only what the question asks for; add DISTINCT or LIMIT only when the question asks for it
+  ("which ... the most" is ORDER BY ... DESC LIMIT 1).
+- Filter only on the conditions the question states: no extra conditions on status or flag columns.
+- Count, sum and average in SQL.
+- "Not ... any", "without" and "no ..." are NOT IN (SELECT ...) or EXCEPT, not a join with !=.
+- Where a column lists codes, compare it with the code, not its meaning."""
+
 #: Approved examples shown with the SQL call, and the characters of one example's SQL.
 EXAMPLES = 2
 EXAMPLE_SQL_CHARS = 600

@@ -26,6 +26,7 @@ from workers.models.types import ModelReply, ToolSpec
 from workers.tools.base import ToolContext, ToolInputError, queryable_source, viewer_card, visible_table
 from workers.tools.copy_rule import mentions
 from workers.turns.compact_schema import SchemaTable
+from workers.turns.value_linking import LinkedValue
 
 #: This many candidates of the chosen database (or fewer) go to the SQL call without a choice by the model.
 DIRECT_TABLES = 4
@@ -66,6 +67,9 @@ class Selection:
     denied: list[str] = field(default_factory=list)
     schema: str = ""
     examples: list[ExampleHit] = field(default_factory=list)  # approved examples on `database`, nearest first
+    #: Values of `database` the question names, on every candidate of it (not only the chosen tables): where a
+    #: filter on another column may have been meant (`workers.turns.answer_checks`).
+    linked: list[LinkedValue] = field(default_factory=list)
 
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -86,8 +90,10 @@ def _named(question: str, database: str) -> bool:
     return database.lower() in said
 
 
-def _live_or_asked(context: ToolContext, candidate: Candidate) -> bool:
-    return candidate.copy_of is None or mentions(context.user_texts, candidate.table, candidate.role)
+def _live_or_asked(asked: str, candidate: Candidate) -> bool:
+    """A live table, or a copy the question itself asks about: what the thread asked before does not carry a copy
+    into a later question ("show me revenue" after a question about a snapshot)."""
+    return candidate.copy_of is None or mentions([asked], candidate.table, candidate.role)
 
 
 def says(said: set[str], word: str) -> bool:
@@ -118,10 +124,13 @@ def live_first(question: str, candidates: Sequence[Candidate]) -> list[Candidate
     return kept if any(c.role not in PART_ROLES for c in kept) else list(candidates)
 
 
-def choose(context: ToolContext, question: str, result: SearchResult, prior: Selection | None = None) -> Selection:
-    """The selection for `question` from `result`; with `prior` (a re-search after an empty result) the earlier
-    tables of the same database stay in, after the new ones."""
-    candidates = [c for c in result.candidates if _live_or_asked(context, c)]
+def choose(
+    context: ToolContext, question: str, result: SearchResult, prior: Selection | None = None, asked: str = ""
+) -> Selection:
+    """The selection for `question` (searched text: with a follow-up, the earlier question too) from `result`;
+    `asked`: the turn's own question (copies must be asked for there); with `prior` (a re-search after an empty
+    result) the earlier tables of the same database stay in, after the new ones."""
+    candidates = [c for c in result.candidates if _live_or_asked(asked or question, c)]
     if not candidates:
         return Selection(denied=list(result.denied_tables))
     by_database: dict[str, list[Candidate]] = {}
@@ -139,6 +148,9 @@ def choose(context: ToolContext, question: str, result: SearchResult, prior: Sel
     tables = _schema_tables(context, source, chosen)
     selection = Selection(database=source.name, engine=source.engine, denied=list(result.denied_tables))
     selection.examples = [e for e in result.examples if e.database == source.name]
+    selection.linked = [
+        LinkedValue(c.table, str(v["column"]), str(v["value"])) for c in by_database[database] for v in c.values
+    ]
     if prior is not None and prior.database == source.name:
         known = {t.name for t in tables}
         tables = [*tables[:DIRECT_TABLES], *[t for t in prior.tables if t.name not in known]][:DIRECT_TABLES]
@@ -325,4 +337,5 @@ def picked_tables(selection: Selection, reply: ModelReply) -> Selection:
         candidates=[c for c in selection.candidates if c.table in kept],
         denied=selection.denied,
         examples=selection.examples,
+        linked=selection.linked,
     )

@@ -1,0 +1,176 @@
+"""The checks of a statement against its question (`workers.turns.answer_checks`) and the linking of a literal to
+the value a column holds (`workers.turns.value_linking`), on cards written the way analysis writes them. The probes
+answer from a dictionary of what each column holds, as the SQL probe would on such data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from workers.tools.base import SqlRecord
+from workers.turns.answer_checks import Probes, Verdict, check, rewrite
+from workers.turns.question_shape import asked_breakdown, asked_top
+from workers.turns.value_linking import LinkedValue, held_match, korean_words
+
+HELD = {
+    ("ORDERS", "CITY"): ["Seoul", "Busan", "Incheon"],
+    ("SHIPMENTS", "CARRIER"): ["CJ", "KP"],
+    ("ORDERS", "PAYMENT"): ["01", "04"],
+}
+CARDS: dict[str, dict[str, Any]] = {
+    "ORDERS": {
+        "role": "live",
+        "columns": [
+            {"name": "ORDER_ID", "key": "primary"},
+            {"name": "ORDER_DATE"},
+            {"name": "AMOUNT"},
+            {"name": "CITY", "values": ["Seoul", "Busan"]},  # a profiling sample: not every value
+            {
+                "name": "PAYMENT",
+                "codes": [{"code": "01", "meaning": "Credit Card"}, {"code": "04", "meaning": "Mobile Payment"}],
+            },
+        ],
+    },
+    "SHIPMENTS": {
+        "role": "log",
+        "columns": [
+            {"name": "ORDER_ID"},
+            {
+                "name": "CARRIER",
+                "codes": [{"code": "CJ", "meaning": "CJ Logistics"}, {"code": "KP", "meaning": "Korea Post"}],
+            },
+        ],
+    },
+    "ORDERS_2023_12": {
+        "role": "snapshot",
+        "copy_of": "ORDERS",
+        "columns": [{"name": "ORDER_DATE"}, {"name": "AMOUNT"}],
+    },
+    "ORDERS_BAK": {"role": "backup", "copy_of": "ORDERS", "columns": [{"name": "AMOUNT"}]},
+}
+CITY_BUSAN = [LinkedValue("ORDERS", "CITY", "Busan")]
+
+
+def held(table: str, column: str, literals: Sequence[str]) -> set[str]:
+    return {v for v in literals if v in HELD.get((table, column), [])}
+
+
+PROBES = Probes(held=held, sample=lambda table, column: HELD.get((table, column)))
+
+
+def verdict(question: str, sql: str, rows: list[list[Any]], linked: Sequence[LinkedValue] = ()) -> Verdict:
+    record = SqlRecord("shop", sql, ["value"], rows, False, None)
+    return check(question, record, "sqlite", CARDS, linked, PROBES)
+
+
+def kinds(found: Verdict) -> list[str]:
+    return [d.kind for d in found.doubts]
+
+
+def test_a_code_the_question_does_not_name_is_a_doubt_that_points_at_the_column_holding_its_value() -> None:
+    found = verdict(
+        "How many orders shipped to Busan in 2024?",
+        "SELECT COUNT(*) FROM SHIPMENTS WHERE CARRIER = 'KP'",
+        [[549]],
+        CITY_BUSAN,
+    )
+    [doubt] = found.doubts
+    assert doubt.kind == "code"
+    assert doubt.say == (
+        "I filtered on CARRIER = 'KP' (Korea Post), which the question does not name; say if you meant 'Busan' as "
+        "ORDERS.CITY."
+    )
+    assert doubt.table == "ORDERS"  # the repair's schema gains the table that holds the question's value
+    assert "filter on it" in doubt.hint
+
+
+def test_a_code_is_rewritten_to_the_one_whose_meaning_the_question_names() -> None:
+    sql = "SELECT COUNT(*) FROM ORDERS WHERE PAYMENT = '01' AND ORDER_DATE >= '2024-01-01'"
+    found = verdict("How many orders in 2024 were paid with mobile pay?", sql, [[5]])
+    assert kinds(found) == []
+    assert [(r.literal, r.value) for r in found.rewrites] == [("01", "04")]
+    assert rewrite(sql, "sqlite", found.rewrites) == (
+        "SELECT COUNT(*) FROM ORDERS WHERE PAYMENT = '04' AND ORDER_DATE >= '2024-01-01'"
+    )
+    assert verdict("How many orders were paid by credit card?", sql, [[5]]).rewrites == []  # named: nothing to do
+
+
+def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() -> None:
+    total = "SELECT SUM(AMOUNT) FROM ORDERS WHERE ORDER_DATE LIKE '2024%'"
+    assert kinds(verdict("What was our total sales amount by month in 2024?", total, [[10]])) == ["shape"]
+    monthly = "SELECT substr(ORDER_DATE, 1, 7), SUM(AMOUNT) FROM ORDERS GROUP BY 1"
+    assert kinds(verdict("What was our total sales amount by month in 2024?", monthly, [["2024-01", 4]])) == []
+    assert kinds(verdict("How many orders per city?", "SELECT COUNT(*) FROM ORDERS", [[3]])) == ["shape"]
+    one = "SELECT CITY FROM ORDERS GROUP BY CITY ORDER BY SUM(AMOUNT) DESC LIMIT 1"
+    assert kinds(verdict("Which five cities spent the most?", one, [["Seoul"]])) == ["shape"]
+    five = one.replace("LIMIT 1", "LIMIT 5")
+    assert kinds(verdict("Which five cities spent the most?", five, [["Seoul"], ["Busan"]])) == []
+    # "by" that is not a breakdown, and a plain count, ask for none
+    assert kinds(verdict("How many orders were paid by credit card?", "SELECT COUNT(*) FROM ORDERS", [[3]])) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "breakdown", "top"),
+    [
+        ("What was our total sales amount by month in 2024?", "time", None),
+        ("What is the average weight of cars each year?", "time", None),
+        ("How many students are there for each department?", "group", None),
+        ("지역별 매출 합계는?", "group", None),
+        ("월별 주문 건수", "time", None),
+        ("Show the top 3 products by sales", "", 3),
+        ("Which five customers spent the most in 2023?", "", 5),
+        ("What are the names of the three oldest singers?", "", 3),
+        ("상위 10 고객", "", 10),
+        ("What are the package options of all tv channels directed by Ben Jones?", "", None),
+        ("Which template type code is used by most number of documents?", "", None),
+    ],
+)
+def test_what_a_question_asks_of_the_result_shape(question: str, breakdown: str, top: int | None) -> None:
+    assert asked_breakdown(question) == breakdown
+    assert asked_top(question) == top
+
+
+def test_one_day_for_a_period_the_question_names_is_a_doubt() -> None:
+    day = "SELECT COUNT(*) FROM ORDERS WHERE ORDER_DATE = '2023-12-01'"
+    assert kinds(verdict("How many orders were placed in December 2023?", day, [[34]])) == ["date"]
+    assert kinds(verdict("How many orders were placed on December 1, 2023?", day, [[34]])) == []
+    assert kinds(verdict("How many orders were placed on 2023-12-01?", day, [[34]])) == []
+
+
+def test_a_copy_needs_the_question_itself_to_ask_for_it() -> None:
+    sql = "SELECT SUM(AMOUNT) FROM ORDERS_2023_12"
+    [doubt] = verdict("show me revenue", sql, [[3]]).doubts
+    assert (doubt.kind, doubt.table) == ("copy", "ORDERS")
+    assert doubt.say.startswith("I read ORDERS_2023_12, a snapshot copy of ORDERS")
+    assert kinds(verdict("What was the revenue in the December 2023 snapshot?", sql, [[3]])) == []
+    assert kinds(verdict("What is the total in the backup?", "SELECT SUM(AMOUNT) FROM ORDERS_BAK", [[3]])) == []
+
+
+def test_a_literal_in_another_script_or_case_is_rewritten_to_the_value_the_column_holds() -> None:
+    korean = "SELECT COUNT(*) FROM ORDERS WHERE CITY = '부산'"
+    found = verdict("2024년 부산으로 배송된 주문은 몇 건인가요?", korean, [])
+    assert kinds(found) == []
+    assert [(r.literal, r.value, r.column) for r in found.rewrites] == [("부산", "Busan", "ORDERS.CITY")]
+    assert found.rewrites[0].note == "I read '부산' as 'Busan', as ORDERS.CITY writes it."
+    # not in the card's sample: found by the probe of the column's values
+    lower = verdict("How many orders went to incheon?", "SELECT COUNT(*) FROM ORDERS WHERE CITY = 'incheon'", [[0]])
+    assert [(r.literal, r.value) for r in lower.rewrites] == [("incheon", "Incheon")]
+
+
+def test_a_literal_no_column_value_means_is_a_doubt_and_one_the_question_wrote_that_matched_is_left_alone() -> None:
+    nowhere = verdict("How many orders went to Atlantis?", "SELECT COUNT(*) FROM ORDERS WHERE CITY = 'Atlantis'", [])
+    [doubt] = nowhere.doubts
+    assert doubt.kind == "value"
+    assert "'Seoul', 'Busan'" in doubt.hint
+    matched = verdict("How many orders went to Busan?", "SELECT COUNT(*) FROM ORDERS WHERE CITY = 'Busan'", [[351]])
+    assert (matched.doubts, matched.rewrites) == ([], [])
+
+
+def test_korean_words_are_romanized_without_their_particles() -> None:
+    assert [latin for _, latin in korean_words("2024년 부산으로")] == ["nyeon", "busaneuro", "busan"]
+    assert [latin for _, latin in korean_words("서울에서")] == ["seoureseo", "seoul"]
+    assert held_match("서울", ["Busan", "Seoul"]) == "Seoul"
+    assert held_match("Seol", ["Seoul", "Busan"]) == "Seoul"  # a close spelling
+    assert held_match("Atlantis", ["Seoul", "Busan"]) is None

@@ -1,0 +1,128 @@
+"""No silent wrong answers on the guided path (`workers.turns.guided_checks`): a statement that ran is checked
+against the question before the answer goes out; a literal the data writes otherwise is rewritten without a model
+call, anything else gets one repair call, and a doubt that remains is said in one line with the status `partial`.
+A `local:` model is the fake OpenAI-compatible server; search, the SQL service, the probes and the store are real."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
+from tests.turn_world import TurnWorld
+
+SMALL = {"model": "local:small"}
+Y2024 = "ORD_DT >= '2024-01-01' AND ORD_DT < '2025-01-01'"
+
+
+def sql_model(*statements: str) -> Callable[[Exchange], Step]:
+    """A model that writes `statements` in order when asked for SQL (the last one again after that), and keeps the
+    tables it is offered when asked to choose."""
+    remaining = list(statements)
+
+    def step(exchange: Exchange) -> Step:
+        if "run_sql" in exchange.tools:
+            return Call("run_sql", {"sql": remaining.pop(0) if len(remaining) > 1 else remaining[0]})
+        if "choose_tables" in exchange.tools:
+            return Call("choose_tables", {"tables": ["ORD_MST"]})
+        return Say("no tool offered")
+
+    return step
+
+
+def sql_prompts(server: FakeOpenAIServer) -> list[str]:
+    return [r.exchange.user_text for r in server.requests if "run_sql" in r.exchange.tools]
+
+
+def test_a_carrier_code_for_a_city_gets_one_repair_and_then_says_its_doubt(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    carrier = "SELECT COUNT(*) FROM SHIP_HIST WHERE CARRIER_CD = 'KP'"
+    fake_openai.script(sql_model(carrier, carrier))
+    turn_id = turn_world.submit("How many orders shipped to Busan in 2024?", thread="checks carrier")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "partial", stored
+    lines = stored["answer"].split("\n")
+    assert lines[-1] == (
+        "I filtered on CARRIER_CD = 'KP' (Korea Post), which the question does not name; say if you meant 'Busan' "
+        "as ORD_MST.SHIP_CITY."
+    )
+    assert f"{turn_world.erp_scalar(carrier):,}" in lines[0]  # the figure is still shown, with its doubt
+    guided = stored["result"]["guided"]
+    assert (guided["step"], guided["repaired"], guided["checks"]) == ("doubt", "check", ["code"])
+    repair = sql_prompts(fake_openai)[-1]
+    assert "means Korea Post, which the question does not ask for" in repair
+    assert "CREATE TABLE ORD_MST (" in repair  # the table holding the question's value is offered to the repair
+    assert len(sql_prompts(fake_openai)) == 2  # one repair, no more
+
+
+def test_the_repair_that_filters_on_the_named_value_is_the_answer(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    carrier = "SELECT COUNT(*) FROM SHIP_HIST WHERE CARRIER_CD = 'KP'"
+    city = f"SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan' AND {Y2024}"
+    fake_openai.script(sql_model(carrier, city))
+    turn_id = turn_world.submit("How many orders shipped to Busan in 2024?", thread="checks carrier repaired")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    assert f"{turn_world.erp_scalar(city):,}" in stored["answer"]
+    assert "say if you meant" not in stored["answer"]
+    assert stored["result"]["sql"][-1]["sql"] == city  # the answer's result is the repaired statement's
+
+
+def test_a_korean_city_is_read_as_the_value_the_column_holds_without_another_model_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    korean = f"SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = '부산' AND {Y2024}"
+    fake_openai.script(sql_model(korean))
+    turn_id = turn_world.submit("2024년 부산으로 배송된 주문은 몇 건인가요?", thread="checks korean")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    expected = turn_world.erp_scalar(korean.replace("부산", "Busan"))
+    assert stored["status"] == "answered", stored
+    assert f"{expected:,}" in stored["answer"]
+    assert "I read '부산' as 'Busan', as ORD_MST.SHIP_CITY writes it." in stored["answer"].split("\n")
+    assert [run["rows"] for run in stored["result"]["sql"]] == [[[0]], [[expected]]]
+    assert len(sql_prompts(fake_openai)) == 1
+    assert stored["result"]["guided"]["checks"] == ["rewrite"]
+
+
+def test_a_snapshot_the_thread_asked_about_is_not_carried_into_a_question_that_does_not(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    fake_openai.script(sql_model("SELECT COUNT(*) FROM ORD_MST_202312"))
+    first = turn_world.submit("How many orders were in the December 2023 snapshot?", thread="checks snapshot")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), first)
+    stale, live = "SELECT SUM(TOT_AMT) FROM ORD_MST_202312", "SELECT SUM(TOT_AMT) FROM ORD_MST"
+    fake_openai.script(sql_model(stale, live))
+    requests_before = len(fake_openai.requests)
+    follow_up = turn_world.submit("show me revenue", thread="checks snapshot")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), follow_up)
+
+    stored = turn_world.turn(follow_up)
+    assert stored["status"] == "answered", stored
+    assert f"{turn_world.erp_scalar(live):,}" in stored["answer"]
+    prompts = [r.exchange.user_text for r in fake_openai.requests[requests_before:] if "run_sql" in r.exchange.tools]
+    assert "CREATE TABLE ORD_MST_202312" not in prompts[0]  # the copy is not offered to this question
+    assert "ORD_MST_202312 is a snapshot copy of ORD_MST: read ORD_MST" in prompts[1]
+    assert stored["result"]["guided"]["checks"] == ["copy"]
+
+
+def test_a_single_total_for_a_breakdown_by_month_is_partial_with_its_doubt(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    total = f"SELECT SUM(TOT_AMT) FROM ORD_MST WHERE {Y2024}"
+    fake_openai.script(sql_model(total))
+    turn_id = turn_world.submit("What was our total sales amount by month in 2024?", thread="checks by month")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "partial", stored
+    assert stored["answer"].split("\n")[-1] == (
+        "The question asks for a breakdown (per month), but this is a single figure."
+    )
+    assert "one row per month" in sql_prompts(fake_openai)[-1]

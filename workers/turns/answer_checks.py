@@ -1,0 +1,377 @@
+"""Checks of a statement and its result against the question, before the answer goes out (SPEC §4, guided path).
+
+A small model's statement can run fine and still answer another question. Each check reads only the question, the
+statement, its result and the cards of the tables it reads, so it holds for any database:
+- **shape**: a breakdown the question asks for ("by month", "per region", "for each", "월별") must be in the
+  result (a GROUP BY, or more than one row); "top 5" / "which five …" returns at most five rows and is not cut to one;
+- **code**: a filter on a code column must use a code whose meaning the question names (or the code itself); when
+  the question names another code of that column, the literal is rewritten to it;
+- **value**: a text literal the question did not write, or one that matched no rows, must be a value the column
+  holds (probed through the permission-checked SQL service); one the column holds in another spelling, case or
+  script (`부산` → `Busan`) is rewritten to it (`workers.turns.value_linking.held_match`);
+- **date**: a date column compared with one day when the question names no day ("the December 2023 snapshot");
+- **copy**: a copy (backup, snapshot, staging, draft) read without the question itself asking for it, whatever the
+  thread said before.
+A rewrite is applied without a model call; a doubt goes to one repair call as a hint, and when it remains, to the
+user as one plain line (`Doubt.say`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
+
+from search.query_text import STOPWORDS, stem
+from workers.tools.base import SqlRecord
+from workers.tools.copy_rule import mentions
+from workers.turns.question_shape import shape_problems
+from workers.turns.value_linking import LinkedValue, has_hangul, held_match
+
+#: Roles of tables that copy a live table (`catalog.copy_detection`): stale or partial rows.
+COPY_ROLES = frozenset({"backup", "snapshot", "staging", "draft"})
+_TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
+_DAY_LITERAL = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+_DAY_IN_TEXT = re.compile(
+    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}(st|nd|rd|th)\b|\d+\s*일|"
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(jan|feb|mar|apr|may|jun|"
+    r"jul|aug|sep|oct|nov|dec)|\b(today|yesterday)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """Why the answer may not answer the question: `say` for the user (one line), `hint` for the repair call, and
+    `table`: a table of the database the repair needs in its schema (the live table of a copy, the table holding
+    the value the question named)."""
+
+    kind: str  # "shape", "code", "value", "date", "copy"
+    say: str
+    hint: str
+    table: str = ""
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A literal of the statement replaced by the value the column holds (`column`: TABLE.COLUMN)."""
+
+    literal: str
+    value: str
+    column: str
+
+    @property
+    def note(self) -> str:
+        return f"I read '{self.literal}' as '{self.value}', as {self.column} writes it."
+
+
+@dataclass
+class Verdict:
+    doubts: list[Doubt] = field(default_factory=list)
+    rewrites: list[Rewrite] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Filter:
+    table: str  # the table as the selection names it
+    column: str
+    op: str  # "eq", "in", "like"
+    literals: tuple[str, ...]
+
+
+#: (table, column, literals) → the literals the column holds, or None when unknown; (table, column) → some values.
+HeldProbe = Callable[[str, str, Sequence[str]], set[str] | None]
+SampleProbe = Callable[[str, str], list[str] | None]
+
+
+@dataclass(frozen=True)
+class Probes:
+    held: HeldProbe
+    sample: SampleProbe
+
+
+def parse(sql: str, dialect: str | None) -> exp.Expr | None:
+    try:
+        return parse_one(sql, read=dialect)
+    except (SqlglotError, ValueError, RecursionError):
+        return None
+
+
+def tables_read(sql: str, dialect: str | None) -> list[str]:
+    """The tables a statement reads, as written (CTE names left out)."""
+    tree = parse(sql, dialect)
+    if tree is None:
+        return []
+    ctes = {c.alias_or_name.upper() for c in tree.find_all(exp.CTE)}
+    return list(dict.fromkeys(t.name for t in tree.find_all(exp.Table) if t.name.upper() not in ctes))
+
+
+def check(
+    question: str,
+    record: SqlRecord,
+    dialect: str | None,
+    cards: dict[str, dict[str, Any]],
+    linked: Sequence[LinkedValue],
+    probes: Probes,
+) -> Verdict:
+    """Every check of `record` (a statement that ran) against `question`; `cards`: the cards of the tables the
+    statement could read, by upper-case name; `linked`: values of the database the question names."""
+    tree = parse(record.sql, dialect)
+    verdict = Verdict()
+    if tree is None:
+        return verdict
+    verdict.doubts += [Doubt("shape", say, hint) for say, hint in shape_problems(question, tree, record)]
+    verdict.doubts += copy_doubts(question, tree, cards)
+    found = filters(tree, cards)
+    code_verdict = code_doubts(question, found, cards, linked)
+    verdict.doubts += code_verdict.doubts
+    verdict.rewrites += code_verdict.rewrites
+    coded = {(f.table, f.column) for f in found if _codes(cards, f)}
+    plain = [f for f in found if (f.table, f.column) not in coded]
+    value_verdict = value_doubts(question, plain, record, cards, probes)
+    verdict.doubts += value_verdict.doubts
+    verdict.rewrites += value_verdict.rewrites
+    verdict.doubts += date_doubts(question, found)
+    return verdict
+
+
+# --- copies ------------------------------------------------------------------------------------------------------
+
+
+def copy_doubts(question: str, tree: exp.Expr, cards: dict[str, dict[str, Any]]) -> list[Doubt]:
+    doubts = []
+    for table in {t.name.upper(): t.name for t in tree.find_all(exp.Table)}.values():
+        card = cards.get(table.upper()) or {}
+        role = str(card.get("role") or "")
+        if role not in COPY_ROLES or not card.get("copy_of") or mentions([question], table, role):
+            continue
+        live = str(card["copy_of"])
+        doubts.append(
+            Doubt(
+                "copy",
+                f"I read {table}, a {role} copy of {live}, though the question does not ask about that copy; its "
+                "rows may be stale.",
+                f"{table} is a {role} copy of {live}: read {live}, the live table, instead.",
+                live,
+            )
+        )
+    return doubts
+
+
+# --- filters -----------------------------------------------------------------------------------------------------
+
+
+def filters(tree: exp.Expr, cards: dict[str, dict[str, Any]]) -> list[Filter]:
+    """The comparisons of a column with text literals (=, IN, LIKE), the column resolved to a table of `cards`."""
+    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
+    found: list[Filter] = []
+    for node in tree.find_all(exp.EQ, exp.In, exp.Like, exp.ILike):
+        if isinstance(node, exp.In):
+            column, literals = node.this, [e for e in node.expressions if isinstance(e, exp.Literal)]
+            if len(literals) != len(node.expressions):
+                continue
+            op = "in"
+        else:
+            left, right = node.this, node.expression
+            column, literal = (left, right) if isinstance(left, exp.Column) else (right, left)
+            literals = [literal] if isinstance(literal, exp.Literal) else []
+            op = "eq" if isinstance(node, exp.EQ) else "like"
+        if not isinstance(column, exp.Column) or not literals or not all(lit.is_string for lit in literals):
+            continue
+        table = _table_of(column, aliases, cards)
+        if table is not None:
+            name = _column_name(cards[table], column.name)
+            found.append(Filter(table, name, op, tuple(lit.this for lit in literals)))
+    return found
+
+
+def _table_of(column: exp.Column, aliases: dict[str, str], cards: dict[str, dict[str, Any]]) -> str | None:
+    if column.table:
+        table = aliases.get(column.table.upper(), column.table.upper())
+        return table if table in cards else None
+    read = [t for t in dict.fromkeys(aliases.values()) if t in cards]
+    holding = [t for t in read if _column_name(cards[t], column.name)]
+    return holding[0] if len(holding) == 1 else None
+
+
+def _column_name(card: dict[str, Any], name: str) -> str:
+    for column in card.get("columns", []):
+        if isinstance(column, dict) and str(column.get("name", "")).upper() == name.upper():
+            return str(column["name"])
+    return ""
+
+
+def _column(cards: dict[str, dict[str, Any]], f: Filter) -> dict[str, Any]:
+    for column in cards[f.table].get("columns", []):
+        if isinstance(column, dict) and column.get("name") == f.column:
+            return column
+    return {}
+
+
+def _codes(cards: dict[str, dict[str, Any]], f: Filter) -> list[dict[str, Any]]:
+    """The codes of the filter's column with their meanings; [] when the card knows no meanings for most of them
+    (then its literals are checked as values)."""
+    codes = [c for c in _column(cards, f).get("codes") or [] if isinstance(c, dict) and c.get("code") is not None]
+    meant = [c for c in codes if c.get("meaning")]
+    return codes if codes and len(meant) * 2 >= len(codes) else []
+
+
+def _words(text: str) -> set[str]:
+    words: set[str] = set()
+    for token in _TOKEN.findall(text.lower()):
+        words.update((token, stem(token)))
+    return words
+
+
+def _meaning_words(meaning: str) -> set[str]:
+    """Content words of a code's meaning; an acronym ("IT", "VIP") counts even where it spells a common word."""
+    return {
+        stem(t.lower())
+        for t in _TOKEN.findall(meaning)
+        if (t.isupper() and len(t) >= 2) or (t.lower() not in STOPWORDS and len(t) >= 2)
+    }
+
+
+def _named_share(meaning: str, said: set[str]) -> float:
+    words = _meaning_words(meaning)
+    if not words:
+        return 0.0
+    hits = sum(1 for w in words if w in said or any(len(w) >= 4 and s.startswith(w[:4]) and len(s) >= 4 for s in said))
+    return hits / len(words)
+
+
+def code_doubts(
+    question: str, found: Sequence[Filter], cards: dict[str, dict[str, Any]], linked: Sequence[LinkedValue]
+) -> Verdict:
+    verdict = Verdict()
+    if _mostly_other_script(question):
+        return verdict  # meanings are written in the data's language: no fair comparison with the question's words
+    said = _words(question)
+    for f in found:
+        codes = _codes(cards, f)
+        if not codes or f.op == "like":
+            continue
+        meanings = {str(c["code"]): str(c.get("meaning") or "") for c in codes}
+        scores = {code: _named_share(meaning, said) for code, meaning in meanings.items()}
+        best = max(scores.values(), default=0.0)
+        for literal in f.literals:
+            if literal.lower() in said and len(literal) >= 2:
+                continue  # the question names the code itself
+            share = scores.get(literal, 0.0)
+            if share > 0 and share >= best:
+                continue
+            winners = [code for code, s in scores.items() if s == best and best > 0]
+            if len(winners) == 1 and winners[0] not in f.literals:
+                verdict.rewrites.append(Rewrite(literal, winners[0], f"{f.table}.{f.column}"))
+                continue
+            if not meanings.get(literal) and literal not in meanings and winners:
+                continue  # several named codes and the literal none of them: left to the value check
+            verdict.doubts.append(_code_doubt(question, f, literal, meanings.get(literal, ""), linked))
+    return verdict
+
+
+def _code_doubt(question: str, f: Filter, literal: str, meaning: str, linked: Sequence[LinkedValue]) -> Doubt:
+    meant = f" ({meaning})" if meaning else ""
+    elsewhere = [v for v in linked if (v.table.upper(), v.column) != (f.table.upper(), f.column)]
+    elsewhere.sort(key=lambda v: v.value not in question)  # the spelling the question wrote first
+    say = f"I filtered on {f.column} = '{literal}'{meant}, which the question does not name"
+    hint = f"{f.table}.{f.column} = '{literal}' means {meaning or 'a code'}, which the question does not ask for."
+    table = ""
+    if elsewhere:
+        value = elsewhere[0]
+        shown = value.said or value.value
+        say += f"; say if you meant '{shown}' as {value.table}.{value.column}"
+        hint += f" The question's '{shown}' is the value '{value.value}' of {value.table}.{value.column}: filter on it."
+        table = value.table
+    return Doubt("code", say + ".", hint, table)
+
+
+def _mostly_other_script(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(c.isascii() for c in letters) < len(letters) / 2
+
+
+# --- values and dates --------------------------------------------------------------------------------------------
+
+
+def value_doubts(
+    question: str, found: Sequence[Filter], record: SqlRecord, cards: dict[str, dict[str, Any]], probes: Probes
+) -> Verdict:
+    verdict = Verdict()
+    asked = " ".join(question.casefold().split())
+    empty = not record.rows or all(v in (None, 0) for row in record.rows[:1] for v in row)
+    for f in found:
+        literals = [lit for lit in f.literals if lit.strip() and not _DAY_LITERAL.match(lit)]
+        if f.op == "like":
+            literals = [lit.strip("%_ ") for lit in literals if has_hangul(lit) or empty]
+            literals = [lit for lit in literals if lit and not _held_like(lit, cards, f, probes)]
+        else:
+            unsure = [lit for lit in literals if empty or lit.casefold() not in asked]
+            held = probes.held(f.table, f.column, unsure) if unsure else set()
+            literals = [] if held is None else [lit for lit in unsure if lit not in held]
+        for literal in literals:
+            values = [str(v) for v in _column(cards, f).get("values") or []]
+            value = held_match(literal, values) or held_match(literal, probes.sample(f.table, f.column) or [])
+            if value is not None and value != literal:
+                verdict.rewrites.append(Rewrite(literal, value, f"{f.table}.{f.column}"))
+                continue
+            some = ", ".join(f"'{v}'" for v in values[:6])
+            verdict.doubts.append(
+                Doubt(
+                    "value",
+                    f"No {f.column} of {f.table} is '{literal}', so the filter on it may be on the wrong column.",
+                    f"{f.table}.{f.column} holds no '{literal}'"
+                    + (f" (it holds values such as {some})" if some else "")
+                    + ": filter on the column that holds the question's value, written as the data writes it.",
+                )
+            )
+    return verdict
+
+
+def _held_like(pattern: str, cards: dict[str, dict[str, Any]], f: Filter, probes: Probes) -> bool:
+    values = [str(v) for v in _column(cards, f).get("values") or []] or probes.sample(f.table, f.column) or []
+    return any(pattern.casefold() in v.casefold() for v in values)
+
+
+def date_doubts(question: str, found: Sequence[Filter]) -> list[Doubt]:
+    """A date compared with one day, though the question names no day."""
+    if _DAY_IN_TEXT.search(question):
+        return []
+    doubts = []
+    for f in found:
+        days = [lit for lit in f.literals if f.op == "eq" and _DAY_LITERAL.match(lit) and lit not in question]
+        for literal in days[:1]:
+            doubts.append(
+                Doubt(
+                    "date",
+                    f"I counted only {f.column} = '{literal}', one day, though the question names no day.",
+                    f"The question names no single day: do not compare {f.column} with '{literal}'; compare it with "
+                    "the start and end of the period the question names (>= and <), or leave the filter out when "
+                    "the table itself holds just that period.",
+                )
+            )
+    return doubts
+
+
+def rewrite(sql: str, dialect: str | None, rewrites: Sequence[Rewrite]) -> str:
+    """`sql` with each rewritten literal replaced by its value (as a string literal, in LIKE patterns too)."""
+    tree = parse(sql, dialect)
+    if tree is None or not rewrites:
+        return sql
+    swap = {r.literal: r.value for r in rewrites}
+
+    def replace(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Literal) and node.is_string:
+            text = node.this
+            if text in swap:
+                return exp.Literal.string(swap[text])
+            core = text.strip("%_ ")
+            if core in swap and core != text:
+                return exp.Literal.string(text.replace(core, swap[core]))
+        return node
+
+    return tree.transform(replace).sql(dialect=dialect)

@@ -1,0 +1,91 @@
+"""The guided path's last step before an answer goes out (SPEC §4): the statement that ran, checked against the
+question (`workers.turns.answer_checks`), repaired once, and what is still in doubt said to the user.
+
+1. Literals the column holds in another spelling, case or script, and codes the question names by their meaning,
+   are rewritten and the statement runs again, without a model call; the answer says what was read as what.
+2. What else is wrong (the shape, a code or value the question does not name, one day for a period, a copy not asked
+   for) goes to one repair call as a hint, with the tables it needs added to the schema (the live table of a copy,
+   the table holding the question's value). The repaired statement is kept when it has fewer doubts.
+3. A doubt that remains is said plainly in one line, and the answer is `partial`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from workers.tools.base import SqlRecord
+from workers.turns.answer_checks import Doubt, Verdict, rewrite
+from workers.turns.guided_sql import is_empty
+from workers.turns.selection import Selection
+
+
+@dataclass(frozen=True)
+class CheckSteps:
+    """What the checks need from the guided path: the verdict on a record (its probes in a transaction of their
+    own), a statement run without a model call, one SQL call with a hint, and the selection with tables added."""
+
+    verdict: Callable[[SqlRecord, Selection], Verdict]
+    rerun: Callable[[str, Selection], SqlRecord | None]
+    write: Callable[[Selection, str], SqlRecord | None]
+    grow: Callable[[Selection, Sequence[str]], Selection]
+
+
+@dataclass
+class Checked:
+    record: SqlRecord
+    doubts: list[Doubt] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # literals read as the data writes them
+    repaired: bool = False  # a repair call was made
+    kinds: list[str] = field(default_factory=list)  # the kinds of doubt first found, for the turn's trace
+
+
+def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps: CheckSteps) -> Checked:
+    """`record` (a statement that ran without error) checked, rewritten or repaired once (module doc)."""
+    verdict = steps.verdict(record, selection)
+    kinds = {d.kind for d in verdict.doubts} | ({"rewrite"} if verdict.rewrites else set())
+    result = Checked(record, kinds=sorted(kinds))
+    if verdict.rewrites:
+        again = _rewritten(record, selection, dialect, verdict, steps)
+        if again is not None:
+            result.notes = [r.note for r in verdict.rewrites]
+            result.record = again
+            verdict = steps.verdict(again, selection)
+    result.doubts = verdict.doubts
+    if not verdict.doubts or is_empty(result.record):
+        return result  # an empty result is searched again by the caller, with the values it filtered on
+    hint = (
+        f"An earlier query:\n{result.record.sql}\ndoes not answer the question:\n- "
+        + "\n- ".join(d.hint for d in verdict.doubts)
+        + "\nWrite a query that does."
+    )
+    grown = steps.grow(selection, [d.table for d in verdict.doubts if d.table])
+    result.repaired = True
+    repaired = steps.write(grown, hint)
+    if repaired is None or repaired.error is not None or is_empty(repaired):
+        return result
+    second = steps.verdict(repaired, grown)
+    notes = []
+    if second.rewrites:
+        again = _rewritten(repaired, grown, dialect, second, steps)
+        if again is not None:
+            notes = [r.note for r in second.rewrites]
+            repaired, second = again, steps.verdict(again, grown)
+    if len(second.doubts) < len(verdict.doubts):
+        result.record, result.doubts, result.notes = repaired, second.doubts, notes
+    return result
+
+
+def _rewritten(
+    record: SqlRecord, selection: Selection, dialect: str | None, verdict: Verdict, steps: CheckSteps
+) -> SqlRecord | None:
+    sql = rewrite(record.sql, dialect, verdict.rewrites)
+    if sql == record.sql:
+        return None
+    again = steps.rerun(sql, selection)
+    return again if again is not None and again.error is None else None
+
+
+def doubt_line(doubts: Sequence[Doubt]) -> str:
+    """The one line that tells the user what to doubt (the first doubt; the others are in the turn's trace)."""
+    return doubts[0].say if doubts else ""

@@ -1,0 +1,92 @@
+"""What a question asks of the shape of its answer: a breakdown ("by month", "per region", "for each customer",
+"월별"), or the top N ("top 5", "the three oldest", "which five customers … the most", "상위 10"), and whether a
+statement's result has that shape (`workers.turns.answer_checks`). Patterns of English and Korean phrasing only:
+nothing of any database."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sqlglot import exp
+
+from workers.tools.base import SqlRecord
+
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_COUNT = r"(\d{1,3}|two|three|four|five|six|seven|eight|nine|ten)"
+_TIME_UNIT = r"(month|year|week|day|quarter|date|hour)s?"
+_BY_TIME = re.compile(rf"\b(by|per|each|every|for each|for every)\s+(the\s+)?{_TIME_UNIT}\b", re.IGNORECASE)
+_PER_GROUP = re.compile(r"\b(per|for each|for every|in each|of each|by each)\s+[a-z]", re.IGNORECASE)
+_KOREAN_BY = re.compile(r"[\uAC00-\uD7A3]+별")
+_AGGREGATE = re.compile(
+    r"\b(how many|number of|count|total|sum|average|avg|mean|maximum|minimum|max|min|most|least)\b", re.IGNORECASE
+)
+_TOP_N = re.compile(rf"\b(top|first|best|largest|highest|biggest|most|lowest|smallest|bottom)\s+{_COUNT}\b", re.I)
+_N_SUPERLATIVE = re.compile(rf"\b(which|what|list|show|name|give|find)\s+(are\s+)?(the\s+)?{_COUNT}\s+[a-z]", re.I)
+_SUPERLATIVE = re.compile(r"\b(most|least|top|best|worst|[a-z]{3,}est)\b", re.I)
+_THE_N_EST = re.compile(rf"\bthe\s+{_COUNT}\s+([a-z]{{3,}}est|most|least|top|best|worst)\b", re.IGNORECASE)
+_KOREAN_TOP = re.compile(r"상위\s*(\d{1,3})")
+
+
+def asked_top(question: str) -> int | None:
+    """N of "top N", "the N largest …", "which N customers … the most", "상위 N"; None when not asked."""
+    for pattern, group in ((_TOP_N, 2), (_THE_N_EST, 1), (_KOREAN_TOP, 1)):
+        match = pattern.search(question)
+        if match:
+            return _count(match.group(group))
+    match = _N_SUPERLATIVE.search(question)
+    if match and _SUPERLATIVE.search(question[match.end() :]):
+        return _count(match.group(4))
+    return None
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBER_WORDS[word.lower()]
+
+
+def asked_breakdown(question: str) -> str:
+    """Which breakdown the question asks for: "time" over time ("by month"), "group" one per group ("per region",
+    "for each customer", "지역별"), "" none."""
+    if _BY_TIME.search(question) or re.search(r"(월|연도|년도|분기|일자|주)별", question):
+        return "time"
+    if _KOREAN_BY.search(question) or (_PER_GROUP.search(question) and _AGGREGATE.search(question)):
+        return "group"
+    return ""
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
+def _int(node: Any) -> int | None:
+    if isinstance(node, exp.Literal) and node.is_int:
+        return int(node.this)
+    return None
+
+
+def shape_problems(question: str, tree: exp.Expr, record: SqlRecord) -> list[tuple[str, str]]:
+    """(what to tell the user, what to tell the repair call) for each way the result lacks the asked shape."""
+    doubts = []
+    grouped = tree.find(exp.Group) is not None or tree.find(exp.Window) is not None
+    breakdown = asked_breakdown(question)
+    if breakdown and not grouped and len(record.rows) <= 1:
+        unit = _BY_TIME.search(question)
+        per = f"per {unit.group(3)}" if unit else "per group"
+        doubts.append(
+            (
+                f"The question asks for a breakdown ({per}), but this is a single figure.",
+                f"The question asks for one row {per}: select the {per.removeprefix('per ')} as a column and GROUP "
+                "BY it.",
+            )
+        )
+    top = asked_top(question)
+    limit = tree.args.get("limit")
+    limited = _int(limit.expression) if isinstance(limit, exp.Limit) else None
+    if top is not None and top > 1 and (len(record.rows) > top or (limited is not None and limited < top)):
+        doubts.append(
+            (
+                f"The question asks for the top {top}, but the result has {_rows(len(record.rows))}.",
+                f"The question asks for the top {top}: ORDER BY the measure DESC and LIMIT {top}.",
+            )
+        )
+    return doubts
