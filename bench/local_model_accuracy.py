@@ -15,7 +15,16 @@ error. Numbers compare exactly for counts and within 0.1 % for amounts and avera
 Reported per system: accuracy, rounds per turn and seconds per turn. The questions were written before any run and
 were not changed after seeing answers.
 
-Run:  python -m bench.local_model_accuracy [--size 0.5b|1.5b] [--limit N] [--deadline 300]
+Besides the thirty, the sample ERP set holds the questions a new user tripped over (the issue's six, the README's and
+the demo's own), among them a Korean one and a follow-up asked after an earlier question in the same conversation.
+Spider questions are drawn by a fixed hash, or at random with `--seed` (the seed is in the results); the hash
+splits them into a tuning half and a held-out half either way. Each attempt records the tokens of every model call,
+the seconds spent in search, model calls, SQL and the answer checks, what the checks found, the doubt the answer
+stated, and for a wrong answer the error table's row (wrong database, table, join, column, aggregation or filter,
+SQL error).
+
+Run:  python -m bench.local_model_accuracy [--size 0.5b|1.5b] [--limit N] [--erp-ids 31,35] [--spider 150
+      --seed 34] [--threads 1] [--deadline 300]
 (writes bench/results/local_model_accuracy_<size>.json and .md after every question, so a partial run keeps its
 figures).
 """
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import tempfile
 import time
@@ -45,7 +55,7 @@ from bench.local_model_questions import (
     run_readonly,
     spider_items,
 )
-from bench.local_model_report import SYSTEMS, write_report
+from bench.local_model_report import SYSTEMS, error_kind, write_report
 from bench.local_model_setup import approve_spider_examples, delete_examples, erp_installation, spider_installation
 from core.config.settings import Settings
 from core.store.database import Store, open_store
@@ -83,6 +93,8 @@ def _tables_of(run: dict[str, Any] | None) -> set[str]:
 
 def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
     session.thread_id = uuid.uuid4().hex  # a conversation of its own: no history from earlier questions
+    if item.before:  # a follow-up: the earlier question first, in the same conversation, not timed or scored
+        session.run(session.submit(item.before), lambda _status: None)
     started = time.monotonic()
     turn_id = session.submit(item.text)
     result = session.run(turn_id, lambda _status: None).to_json()
@@ -106,8 +118,14 @@ def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
     )
     attempt.tables = [str(t) for t in guided.get("tables", [])]
     attempt.pruned = str(guided.get("pruned") or "")
+    attempt.output_tokens = int(usage.get("output_tokens", 0))
+    attempt.calls = [[int(n) for n in pair] for pair in guided.get("tokens", [])]
+    attempt.ms = {str(k): float(v) for k, v in (guided.get("ms") or {}).items()}
+    attempt.checks = [str(k) for k in guided.get("checks", [])]
+    attempt.doubt = str(guided.get("doubt") or "")
     if not correct:
         attempt.step = _failing_step(item, attempt, last, guided)
+        attempt.error_kind = error_kind(item, last)
     return attempt
 
 
@@ -178,6 +196,7 @@ def schema_attempt(
         input_tokens=tokens,
         database=database,
         step="" if correct else ("selection" if database != item.database else "sql"),
+        error_kind="" if correct else error_kind(item, None if error else {"database": database, "sql": sql}),
         sql=[{"database": database, "sql": sql, "error": error, "rows": rows[:3]}],
     )
 
@@ -194,6 +213,8 @@ def main() -> None:
     parser.add_argument("--size", choices=sorted(local_gguf.SOURCES), default=local_gguf.DEFAULT_SIZE)
     parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="Only the first N ERP questions.")
     parser.add_argument("--spider", type=int, default=24, help="Spider dev questions (fixed hash); 0: none.")
+    parser.add_argument("--seed", type=int, default=None, help="Draw the Spider questions at random with this seed.")
+    parser.add_argument("--erp-ids", default="", help="Only these ERP question numbers (comma-separated).")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"Among {', '.join(SYSTEMS)}; in this order.")
     parser.add_argument("--sets", default="erp,spider")
     parser.add_argument("--deadline", type=float, default=300.0, help="Turn deadline in seconds.")
@@ -235,7 +256,11 @@ def run_all(
     schemas: dict[str, str] = {}
     stores: dict[str, Store] = {}
     for name, (settings, paths) in installations.items():
-        items += erp_items(paths, args.limit) if name == "erp" else spider_items(paths, args.spider)
+        if name == "erp":
+            wanted = {int(n) for n in args.erp_ids.split(",") if n.strip()}
+            items += [i for i in erp_items(paths, args.limit) if not wanted or i.id in wanted]
+        else:
+            items += spider_items(paths, args.spider, args.seed)
         schemas |= {db: schema_text(db, path) for db, path in paths.items()}
         stores[name] = open_store(settings)
     client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=args.deadline)
@@ -251,6 +276,8 @@ def run_all(
         "erp_questions": sum(i.set == "erp" for i in items),
         "spider_questions": sum(i.set == "spider" for i in items),
         "spider_databases": len(installations["spider"][1]) if "spider" in installations else 0,
+        "spider_seed": args.seed,
+        "load_start": os.getloadavg(),
     }
     systems = [s.strip() for s in args.systems.split(",") if s.strip() in SYSTEMS]
     results: dict[str, dict[tuple[str, int], Attempt]] = {s: {} for s in SYSTEMS}
@@ -291,7 +318,8 @@ def run_all(
                 flush=True,
             )
             partial = sum(len(r) for r in results.values()) < len(order)
-            write_report(meta | {"elapsed_min": (time.monotonic() - begun) / 60, "partial": partial}, items, results)
+            now = {"elapsed_min": (time.monotonic() - begun) / 60, "partial": partial, "load_now": os.getloadavg()}
+            write_report(meta | now, items, results)
     finally:
         if approved:
             delete_examples(stores["spider"], approved)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import sqlite3
 import time
@@ -31,7 +32,9 @@ class Question:
     text: str
     database: str
     reference: str
-    match: str = "all"  # "all": every value of the expected row; "any": one of them (a name or its code)
+    match: str = "all"  # "all": every value of the expected row; "any": one of them; "rows": one of each row's
+    also: str = ""  # another reading of the question, equally right (its rows are accepted too)
+    before: str = ""  # asked first in the same conversation (a follow-up); not scored
 
 
 Y2023 = "ORD_DT >= '2023-01-01' AND ORD_DT < '2024-01-01'"
@@ -163,13 +166,63 @@ QUESTIONS = [
 ]
 
 
+#: The issue's questions a new user tripped over, the README's and the demo's own (written before any run of them).
+#: "Last year" is read as the last full year the sample holds (2023), since the sample ends in June 2024.
+Y2023_RET = "r.RET_DT >= '2023-01-01' AND r.RET_DT < '2024-01-01'"
+BUSAN_2024 = f"SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan' AND {Y2024}"
+SNAPSHOT = "How many orders were in the December 2023 snapshot?"
+QUESTIONS += [
+    Question(31, "How many orders shipped to Busan in 2024?", "erp", BUSAN_2024),
+    Question(
+        32,
+        "What was our total sales amount by month in 2024?",
+        "erp",
+        f"SELECT substr(ORD_DT, 1, 7), SUM(TOT_AMT) FROM ORD_MST WHERE {Y2024} GROUP BY 1 ORDER BY 1",
+        match="rows",
+        also="SELECT SALES_YM, SUM(AMT) FROM SALES_2024 GROUP BY SALES_YM ORDER BY SALES_YM",
+    ),
+    Question(
+        33,
+        SNAPSHOT,
+        "erp",
+        "SELECT COUNT(*) FROM ORD_MST_202312",
+        match="any",
+        also="SELECT COUNT(*) FROM ORD_MST_202312 WHERE ORD_DT >= '2023-12-01' AND ORD_DT < '2024-01-01'",
+    ),
+    Question(
+        34,
+        "Which product categories had the most returns last year?",
+        "erp",
+        "SELECT d.CODE_NM, p.CTGRY_CD FROM RET_DTL r JOIN ORD_DTL_H l ON l.ORD_NO = r.ORD_NO AND l.LINE_NO = r.LINE_NO "
+        "JOIN PRD_MST p ON p.PRD_CD = l.PRD_CD JOIN CODE_DTL d ON d.CODE_GRP = 'PRD_CTGRY' AND d.CODE_CD = p.CTGRY_CD "
+        f"WHERE {Y2023_RET} GROUP BY p.CTGRY_CD, d.CODE_NM ORDER BY COUNT(*) DESC LIMIT 1",
+        match="any",
+    ),
+    Question(35, "2024년 부산으로 배송된 주문은 몇 건인가요?", "erp", BUSAN_2024),
+    Question(36, "show me revenue", "erp", "SELECT SUM(TOT_AMT) FROM ORD_MST", before=SNAPSHOT),
+    Question(
+        37,
+        "Which five customers spent the most in 2023?",
+        "erp",
+        "SELECT c.CUST_NM, c.CUST_ID FROM ORD_MST o JOIN CUST_MST c ON c.CUST_ID = o.CUST_ID "
+        f"WHERE o.{Y2023.replace(' AND ', ' AND o.')} GROUP BY c.CUST_ID, c.CUST_NM "
+        "ORDER BY SUM(o.TOT_AMT) DESC LIMIT 5",
+        match="rows",
+    ),
+]
+
+
 # --- expected values and matching -----------------------------------------------------------------------------------
 
 
-def expected_row(paths: dict[str, Path], question: Question) -> list[Any]:
+def expected_readings(paths: dict[str, Path], question: Question) -> list[list[list[Any]]]:
+    """The rows of the reference and of the other accepted reading, each."""
+    readings = []
     with sqlite3.connect(f"file:{paths[question.database]}?mode=ro", uri=True) as connection:
-        row = connection.execute(question.reference).fetchone()
-    return list(row)
+        for sql in (question.reference, question.also):
+            if sql:
+                readings.append([list(row) for row in connection.execute(sql).fetchmany(ROW_CAP)])
+    return readings
 
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -207,8 +260,30 @@ def is_correct(question: Question, expected: list[Any], text: str, cells: list[A
     return any(hits) if question.match == "any" else all(hits)
 
 
+def _row_found(row: Sequence[Any], text: str, cells: list[Any]) -> bool:
+    """A row of a breakdown or list is there: each of its figures, or (a row of names) one of its values."""
+    figures = [v for v in row if isinstance(v, int | float) and not isinstance(v, bool)]
+    if figures:
+        return all(_found(v, text, cells) for v in figures)
+    return any(_found(v, text, cells) for v in row)
+
+
+def is_correct_reading(question: Question, readings: Sequence[list[list[Any]]], text: str, cells: list[Any]) -> bool:
+    """Correct on any accepted reading: its first row (all or any of its values), or with `rows` one value of each
+    of its rows."""
+    for rows in readings:
+        if not rows:
+            continue
+        if question.match == "rows":
+            if len(cells) and all(_row_found(row, text, cells) for row in rows[:20]):
+                return True
+        elif is_correct(question, rows[0], text, cells):
+            return True
+    return False
+
+
 def _cells(rows: list[list[Any]]) -> list[Any]:
-    return [cell for row in rows[:20] for cell in row]
+    return [cell for row in rows[:40] for cell in row]
 
 
 # --- running SQL read-only (the whole-schema prompt and the references) ---------------------------------------
@@ -246,9 +321,10 @@ def spider_hash(index: int) -> str:
     return hashlib.sha256(f"spider-dev:{index}".encode()).hexdigest()
 
 
-def spider_questions(paths: dict[str, Path], count: int) -> list[SpiderQuestion]:
+def spider_questions(paths: dict[str, Path], count: int, seed: int | None = None) -> list[SpiderQuestion]:
     """`count` questions of Spider dev whose database is here, chosen by a fixed hash of their index (the same ones
-    every run); each half of the hash space is one half of the set."""
+    every run), or with `seed` a random sample drawn with that seed; the hash splits them into two halves either
+    way (a question is in the same half in every sample)."""
     items = json.loads((SPIDER / ".." / "dev.json").resolve().read_text())
     gold = {}
     for line in GOLD.read_text().splitlines():
@@ -256,7 +332,7 @@ def spider_questions(paths: dict[str, Path], count: int) -> list[SpiderQuestion]
         if entry["benchmark"] == SPIDER_LABEL:
             gold[entry["idx"]] = tuple(entry["gold_tables"])
     usable = [i for i, item in enumerate(items) if item["db_id"] in paths and gold.get(i)]
-    chosen = sorted(usable, key=spider_hash)[:count]
+    chosen = sorted(usable, key=spider_hash)[:count] if seed is None else random.Random(seed).sample(usable, count)
     return [
         SpiderQuestion(
             i,
@@ -300,14 +376,16 @@ class Item:
     database: str
     gold_tables: frozenset[str]  # upper case
     half: str
-    question: Question | None = None  # the ERP question (its expected row decides)
-    expected: tuple[Any, ...] = ()
+    question: Question | None = None  # the ERP question (its expected rows decide)
+    expected: tuple[Any, ...] = ()  # the rows of each accepted reading
     gold_rows: tuple[tuple[Any, ...], ...] = ()
+    reference: str = ""  # the gold or reference SQL (for the error table)
+    before: str = ""  # asked first in the same conversation
 
     def check(self, answer: str, run: dict[str, Any] | None) -> bool:
         rows = run["rows"] if run else []
         if self.question is not None:
-            return is_correct(self.question, list(self.expected), answer, _cells(rows))
+            return is_correct_reading(self.question, list(self.expected), answer, _cells(rows))
         if run is None or run.get("database") != self.database:
             return False
         return same_result(rows, self.gold_rows, bool(run.get("truncated")))
@@ -317,18 +395,22 @@ def erp_items(paths: dict[str, Path], limit: int) -> list[Item]:
     items = []
     for q in QUESTIONS[:limit]:
         tables = frozenset(t.name.upper() for t in sqlglot.parse_one(q.reference, read="sqlite").find_all(exp.Table))
-        items.append(Item("erp", q.id, q.text, q.database, tables, "", q, tuple(expected_row(paths, q))))
+        readings = tuple(expected_readings(paths, q))
+        items.append(
+            Item("erp", q.id, q.text, q.database, tables, "", q, readings, reference=q.reference, before=q.before)
+        )
     return items
 
 
-def spider_items(paths: dict[str, Path], count: int) -> list[Item]:
+def spider_items(paths: dict[str, Path], count: int, seed: int | None = None) -> list[Item]:
     items = []
-    for q in spider_questions(paths, count):
+    for q in spider_questions(paths, count, seed):
         rows, error = run_readonly(paths[q.database], q.reference)
         if error is not None:
             continue
         gold = frozenset(t.upper() for t in q.gold_tables)
-        items.append(Item("spider", q.id, q.text, q.database, gold, q.half, gold_rows=tuple(map(tuple, rows))))
+        gold_rows = tuple(map(tuple, rows))
+        items.append(Item("spider", q.id, q.text, q.database, gold, q.half, gold_rows=gold_rows, reference=q.reference))
     return items
 
 
@@ -346,3 +428,9 @@ class Attempt:
     sql: list[dict[str, Any]] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)  # guided: the tables the SQL call was shown (database.table)
     pruned: str = ""  # guided: the model's statement, where a join that multiplied a sum was taken out of it
+    output_tokens: int = 0  # tokens the model generated
+    calls: list[list[int]] = field(default_factory=list)  # guided: [prompt tokens, generated tokens] per model call
+    ms: dict[str, float] = field(default_factory=dict)  # guided: milliseconds in search, model calls, SQL, checks
+    checks: list[str] = field(default_factory=list)  # guided: what the answer checks found (before any repair)
+    doubt: str = ""  # guided: the doubt the answer stated
+    error_kind: str = ""  # for a wrong answer: the error table's row (local_model_report.error_kind)

@@ -8,6 +8,9 @@ import statistics
 from dataclasses import asdict
 from typing import Any
 
+import sqlglot
+from sqlglot import exp
+
 from bench.harness import md_table, write_results
 from bench.local_model_questions import Attempt, Item
 
@@ -23,6 +26,50 @@ LABELS = {
         "(the server's prompt cache keeps the schemas after the first question)"
     ),
 }
+
+
+#: The rows of the error table: what a wrong answer got wrong first, in this order.
+ERROR_KINDS = (
+    "wrong database",
+    "wrong table",
+    "wrong join",
+    "wrong column",
+    "wrong aggregation or filter",
+    "SQL error",
+)
+
+
+def _parts(sql: str) -> tuple[set[str], int, set[str]] | None:
+    """(tables, joins, columns) a statement reads, names in upper case; None when it does not parse."""
+    try:
+        tree = sqlglot.parse_one(sql.split("\n-- for you:")[0], read="sqlite")
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return None
+    tables = {t.name.upper() for t in tree.find_all(exp.Table)}
+    columns = {c.name.upper() for c in tree.find_all(exp.Column)}
+    return tables, len(list(tree.find_all(exp.Join))), columns
+
+
+def error_kind(item: Item, run: dict[str, Any] | None) -> str:
+    """The error table's row of a wrong answer whose last statement that ran is `run` (None: none ran)."""
+    if run is None:
+        return "SQL error"
+    if run.get("database") != item.database:
+        return "wrong database"
+    predicted, gold = _parts(str(run.get("sql") or "")), _parts(item.reference)
+    if predicted is None or gold is None:
+        return "SQL error" if predicted is None else "wrong aggregation or filter"
+    if predicted[0] != gold[0]:
+        return "wrong table"
+    if predicted[1] != gold[1]:
+        return "wrong join"
+    if predicted[2] != gold[2]:
+        return "wrong column"
+    return "wrong aggregation or filter"
+
+
+def _mean(values: list[float]) -> float:
+    return round(statistics.mean(values), 1) if values else 0.0
 
 
 def summary(attempts: list[Attempt]) -> dict[str, Any]:
@@ -43,6 +90,15 @@ def summary(attempts: list[Attempt]) -> dict[str, Any]:
         "joins_taken_out": sum(bool(a.pruned) for a in attempts),
         "joins_taken_out_correct": sum(bool(a.pruned) and a.correct for a in attempts),
         "statuses": {s: sum(a.status == s for a in attempts) for s in sorted({a.status for a in attempts})},
+        "errors": {k: sum(a.error_kind == k for a in wrong) for k in ERROR_KINDS},
+        "wrong_with_doubt": sum(a.status == "partial" for a in wrong),
+        "right_with_doubt": sum(a.status == "partial" and a.correct for a in attempts),
+        "output_tokens_per_turn": round(statistics.mean(a.output_tokens for a in attempts)),
+        "prompt_tokens_per_call": round(statistics.mean([c[0] for a in attempts for c in a.calls] or [0])),
+        "seconds_in": {
+            part: round(_mean([a.ms.get(part, 0.0) for a in attempts]) / 1000, 2)
+            for part in ("search", "model", "sql", "check")
+        },
     }
 
 
@@ -111,6 +167,24 @@ def markdown(payload: dict[str, Any]) -> str:
             rows.append([group, system, measured, f["correct"], f"{f['accuracy']:.0%}", *figures, seconds, steps])
     header = ["set", "system", "measured", "correct", "accuracy", "rounds", "model calls", "prompt tokens"]
     lines += md_table([*header, "s per question (mean / median)", "failing steps"], rows)
+    rows = []
+    for group, systems in tables.items():
+        for system, f in systems.items():
+            parts = f.get("seconds_in") or {}
+            wrong = f["questions"] - f["correct"]
+            rows.append(
+                [group, system, f.get("prompt_tokens_per_call", ""), f.get("output_tokens_per_turn", "")]
+                + [parts.get(p, "") for p in ("search", "model", "sql", "check")]
+                + [*(f.get("errors") or {}).values(), f"{f.get('wrong_with_doubt', 0)} of {wrong}"]
+            )
+    lines += [
+        "",
+        "Where the time goes (mean per question; seconds of model calls include prompt processing) and "
+        "the error table (what each wrong answer got wrong first, against the reference SQL):",
+        "",
+    ]
+    header = ["set", "system", "prompt tokens per call", "generated tokens", "search s", "model s", "SQL s"]
+    lines += md_table([*header, "check s", *ERROR_KINDS, "wrong with a stated doubt"], rows)
     taken = [
         f"{group} {system}: {f['joins_taken_out']} ({f['joins_taken_out_correct']} of them correct)"
         for group, systems in tables.items()

@@ -27,6 +27,9 @@ def _installation(home: Path, paths: dict[str, Path]) -> Settings:
     settings = Settings(home=home)
     ready = home / "analysed"
     if ready.exists():
+        kept = open_store(settings)
+        migrate.upgrade(kept.engine)  # an installation kept from a run before a new migration
+        kept.close()
         return settings
     store = open_store(settings)
     migrate.upgrade(store.engine)
