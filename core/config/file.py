@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -21,6 +21,24 @@ from core.access.row_predicates import MaskKind, PredicateError, parse_mask_patt
 from core.errors import ConfigError
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
+
+#: What a hosted model may read of a source's data (`core.access.privacy`): "off", everything the reader may see;
+#: "schema_only", its structure and nothing of its rows.
+PrivacyMode = Literal["off", "schema_only"]
+PRIVACY_MODES: tuple[PrivacyMode, ...] = ("off", "schema_only")
+
+
+def _privacy_mode(value: Any) -> Any:
+    """YAML 1.1 readers take a bare `off` for false; it means the mode "off" here. Other values are checked against
+    the modes, with a message that names them."""
+    if value is False:
+        return "off"
+    if isinstance(value, str) and value.strip().lower() in PRIVACY_MODES:
+        return value.strip().lower()
+    raise ValueError(f"privacy must be one of {', '.join(PRIVACY_MODES)}, not {value!r}")
+
+
+Privacy = Annotated[PrivacyMode, BeforeValidator(_privacy_mode)]
 
 
 def check_name(value: str, what: str) -> str:
@@ -40,6 +58,8 @@ class SourceEntry(_Strict):
 
     url: str
     aliases: list[str] = Field(default_factory=list)
+    #: This source's privacy mode, in place of the installation's (`ConfigFile.privacy`) when set.
+    privacy: Privacy | None = None
 
     @field_validator("aliases")
     @classmethod
@@ -112,6 +132,9 @@ class ConfigFile(_Strict):
     roles: dict[str, Role] = Field(default_factory=dict)
     groups: list[GroupMapping] = Field(default_factory=list)
     default_role: str | None = None
+    #: The installation's privacy mode, for every source that sets none: "schema_only" sends a hosted model no
+    #: row value of such a source.
+    privacy: Privacy = "off"
 
     @field_validator("sources")
     @classmethod

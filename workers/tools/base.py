@@ -72,6 +72,9 @@ class ToolContext:
     turn_id: int | None = None
     may_query: bool = True  # the user may query at least one database
     compact: bool = False  # write results briefly, for a small model (ModelProvider.small_model)
+    #: Privacy mode with a hosted model (`core.access.privacy`): results are written without values
+    #: (`workers.tools.privacy`); the rows still reach the answer.
+    schema_only: bool = False
     tool_call_id: int | None = None
     opened: set[tuple[str, str]] = field(default_factory=set)  # (database, TABLE) cards opened this turn
     tables_used: list[str] = field(default_factory=list)

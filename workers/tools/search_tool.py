@@ -23,6 +23,7 @@ from workers.tools.base import (
     viewer_reads,
     visible_tables,
 )
+from workers.tools.privacy import WITHHELD, head_without_values, notes_withheld
 from workers.tools.status_words import joined, subject_words
 
 HEAD_CHARS = 220
@@ -65,6 +66,23 @@ LIST_SPEC = ToolSpec(
         "required": ["database"],
     },
 )
+
+
+def _private_candidate_line(rank: int, candidate: Candidate) -> list[str]:
+    """A candidate in privacy mode (`workers.tools.privacy`): its head without values, which columns hold codes,
+    and how many notes it has; no code, value-index hit or note text."""
+    role = candidate.role if candidate.copy_of is None else f"{candidate.role} of {candidate.copy_of}"
+    head = " ".join(head_without_values(candidate.head, candidate.watch).split())
+    if len(head) > HEAD_CHARS:
+        head = head[: HEAD_CHARS - 1] + "…"
+    lines = [f"{rank}. {candidate.database}.{candidate.table} [{role}] {head}"]
+    if candidate.codes:
+        lines.append(f"   coded columns ({WITHHELD}): " + ", ".join(list(candidate.codes)[:3]))
+    if candidate.through:
+        lines.append("   joins " + " and ".join(candidate.through[:3]))
+    if candidate.notes:
+        lines.append(f"   {notes_withheld(len(candidate.notes))}")
+    return lines
 
 
 def _candidate_line(rank: int, candidate: Candidate, compact: bool = False) -> list[str]:
@@ -125,7 +143,10 @@ def run_search(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         denied.append("denied_tables (exist, but this user has no permission): " + ", ".join(result.denied_tables))
     room = RESULT_BUDGET - len("\n".join([*lines, *denied])) - 1
     for rank, candidate in enumerate(result.candidates, start=1):
-        block = _candidate_line(rank, candidate, context.compact)
+        if context.schema_only:
+            block = _private_candidate_line(rank, candidate)
+        else:
+            block = _candidate_line(rank, candidate, context.compact)
         room -= len("\n".join(block)) + 1
         if rank > k and room < 0:
             break  # a candidate beyond k only while it fits, and never at the cost of the denied tables' line

@@ -23,6 +23,7 @@ from workers.sql.service import SqlOutcome, run_sql
 from workers.tools import sql_help
 from workers.tools.base import SqlRecord, Tool, ToolContext, ToolOutput, queryable_source, shown_database, text_argument
 from workers.tools.copy_rule import copy_refusal
+from workers.tools.privacy import POLICIES_APPLIED, error_without_values, result_shape
 
 #: Characters of result rows the model reads; the rows themselves (up to the row cap) are kept for the answer.
 ROWS_TEXT_BUDGET = 5000
@@ -97,7 +98,7 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         sql = repaired.sql
     repeated = sql_help.earlier_failure(context, source.name, [asked, sql])
     if repeated is not None:
-        return ToolOutput(repeated, is_error=True)
+        return ToolOutput(error_without_values(repeated, sql) if context.schema_only else repeated, is_error=True)
     names: list[tuple[str | None, str]] = []
     if dialect is not None:
         try:
@@ -130,12 +131,16 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         turn_id=context.turn_id,
         tool_call_id=context.tool_call_id,
     )
+    kinds = _kinds(context, source, names, sql, dialect, outcome.columns) if outcome.status == "ok" else []
     text = result_text(outcome, limits)
     if outcome.status == "ok" and outcome.policies:
         text = f"{text}\n(applied for this user: {outcome.policies}; totals cover only what this user may see)"
+    hint = ""
     if outcome.status == "error" and outcome.error is not None:
         hint = sql_help.error_hint(context, source, names, sql, outcome.error)
         text = f"{text}\n{hint}" if hint else text
+    # What the model reads: the same, unless privacy mode keeps the values from it.
+    told = _without_values(outcome, kinds, sql, hint) if context.schema_only else text
     context.sql_runs.append(
         SqlRecord(
             outcome.database,
@@ -144,10 +149,10 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             [list(r) for r in outcome.rows],
             outcome.truncated,
             None if outcome.status == "ok" else text,
-            _kinds(context, source, names, sql, dialect, outcome.columns) if outcome.status == "ok" else [],
+            kinds,
         )
     )
-    shown = f"Ran as: {sql}\n({'; '.join(repaired.changes)})\n{text}" if repaired is not None else text
+    shown = f"Ran as: {sql}\n({'; '.join(repaired.changes)})\n{told}" if repaired is not None else told
     if outcome.status != "ok":
         return ToolOutput(shown, is_error=True)
     for schema, name in names:
@@ -159,6 +164,16 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         if row is not None and row.copy_of_id is not None and qualified not in context.copies_used:
             context.copies_used.append(qualified)  # allowed only because the user asked about it: say so
     return ToolOutput(shown)
+
+
+def _without_values(outcome: SqlOutcome, kinds: Sequence[ValueKind | None], sql: str, hint: str) -> str:
+    """The result as the model reads it in privacy mode (`workers.tools.privacy`): the shape of the rows, or the
+    error without the values an engine may quote, with its hint (names of tables and columns only)."""
+    if outcome.status == "ok":
+        text = result_shape(outcome.columns, kinds, outcome.rows, outcome.truncated)
+        return f"{text}\n{POLICIES_APPLIED}" if outcome.policies else text
+    error = error_without_values(outcome.error or "error: the statement did not run", sql)
+    return f"{error}\n{hint}" if hint else error
 
 
 def _kinds(

@@ -43,6 +43,7 @@ from workers.turns.follow_ups import PresentationRequest, presentation_asked, re
 from workers.turns.guided import OutOfTime, answer_guided, uses_guided
 from workers.turns.history import thread_history
 from workers.turns.no_access import no_access_answer, unknown_database_answer
+from workers.turns.private_answers import PRIVACY_NOTE, private_answer, turn_is_private
 from workers.turns.prompts import system_prompt
 from workers.turns.provenance import sources_note
 from workers.turns.rounds import add_round, count_reply
@@ -80,11 +81,13 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
     principal = _principal(session, env.settings, turn)
     asker = UserRef(turn.user_platform, turn.user_id)
     viewer = asker if turn.user_platform in PLATFORMS else None
-    history, own_texts = thread_history(session, principal, turn, asker)
     registered = queries.sources(session)
     viewed = viewed_databases(session, principal, conversation, turn)
     listing = database_list(registered, principal, turn.question, viewed, summaries_for(session, principal, registered))
-    examples = verified_examples(session, principal, env.encoders.embedder, turn.question, listing)
+    private = turn_is_private(env.settings.file, env.provider.label, [s.name for s in listing.allowed])
+    history, own_texts = thread_history(session, principal, turn, asker, schema_only=private)
+    # Approved examples quote values in their SQL and questions: none in privacy mode.
+    examples = "" if private else verified_examples(session, principal, env.encoders.embedder, turn.question, listing)
     first = render_first_input(listing, turn.question, turn.pins, examples, viewed)
     context = ToolContext(
         session=session,
@@ -105,6 +108,7 @@ def _prepare_reads(env: TurnEnvironment, session: Session, turn: Turn, deadline:
         turn_id=turn.id,
         may_query=bool(listing.allowed),
         compact=env.provider.small_model,
+        schema_only=private,
     )
     opening = first
     refusal = None
@@ -138,7 +142,10 @@ def _call_model(env: TurnEnvironment, run: TurnRun, runner: ToolRunner, progress
     progress("Thinking…" if run.rounds == 0 else "Reading the results…")
     remaining = run.deadline - time.monotonic()
     return env.provider.complete(
-        system_prompt(run.intent), run.messages, runner.specs, timeout_s=max(remaining, MIN_MODEL_S)
+        system_prompt(run.intent, run.context.schema_only),
+        run.messages,
+        runner.specs,
+        timeout_s=max(remaining, MIN_MODEL_S),
     )
 
 
@@ -187,7 +194,7 @@ def _finish(
             results=results,
             chart=chart,
             notes_saved=list(context.notes_saved),
-            warnings=copy_warnings(context.copies_used),
+            warnings=copy_warnings(context.copies_used) + ([PRIVACY_NOTE] if context.schema_only else []),
             sources_note=sources_note(session, context) if status != "failed" else None,
             guided=guided,
         )
@@ -283,7 +290,9 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
         return _show_again(env, run, *run.show_again)
     runner = ToolRunner(tools_for(run.intent, run.context))
     try:
-        if uses_guided(env.settings, env.provider, run.intent):
+        # The guided path shows its model example rows; a turn in privacy mode takes the loop, whose tools hold
+        # values back (`workers.tools.privacy`).
+        if uses_guided(env.settings, env.provider, run.intent) and not run.context.schema_only:
             return _guided(env, run, say, step)
         while run.rounds < env.settings.max_rounds:
             if run.deadline - time.monotonic() < MIN_MODEL_S:
@@ -303,6 +312,9 @@ def run_turn(env: TurnEnvironment, turn_id: int, progress: Progress | None = Non
                 if made_up:
                     reason = f"the model's answer gave {', '.join(made_up)}, which no query returned"
                     return _finish(env, run, "partial", partial_answer(reason, "", run.context), "unsupported number")
+                if run.context.schema_only and run.intent == "question":
+                    question = run.context.user_texts[-1] if run.context.user_texts else ""
+                    return _finish(env, run, "answered", private_answer(question, reply.text, run.context), None)
                 return _finish(env, run, "answered", reply.text.strip(), None)
         answer = partial_answer(f"it needed more than {env.settings.max_rounds} rounds", run.last_text, run.context)
         return _finish(env, run, "partial", answer, "round limit")
