@@ -31,6 +31,8 @@ PREFIX = "/api/v1"
 MAX_WAIT_S = 60
 #: How long an event stream waits past the turn deadline before it gives up with an error event.
 STREAM_MARGIN_S = 60.0
+#: Server-sent events, not to be cached or held back by a proxy (nginx buffers responses unless told not to).
+EVENT_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 Model = TypeVar("Model", bound=BaseModel)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -146,23 +148,26 @@ class HttpApi:
         caller = await self.caller(request)
         turn_id = turn_id_of(request)
         view, line = await asyncio.to_thread(self.desk.view, caller, turn_id)  # a turn not theirs: 404 before streaming
-        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        stream = web.StreamResponse(headers=EVENT_HEADERS)
         await stream.prepare(request)
         give_up = time.monotonic() + self.gateway.settings.turn_deadline_s + STREAM_MARGIN_S
         shown: tuple[str, str | None] | None = None
-        while view.answer is None:
-            if (view.status, line) != shown:
-                shown = (view.status, line)
-                await send_event(stream, "status", {"turn_id": turn_id, "status": view.status, "line": line})
-            if time.monotonic() > give_up:
-                body = {"error": "the turn did not finish in time; GET the turn later", "code": "timeout"}
-                await send_event(stream, "error", body)
-                await stream.write_eof()
-                return stream
-            await asyncio.sleep(POLL_S)
-            view, line = await asyncio.to_thread(self.desk.view, caller, turn_id)
-        await send_event(stream, "answer", view.to_json())
-        await stream.write_eof()
+        try:
+            while view.answer is None:
+                if (view.status, line) != shown:
+                    shown = (view.status, line)
+                    await send_event(stream, "status", {"turn_id": turn_id, "status": view.status, "line": line})
+                if time.monotonic() > give_up:
+                    body = {"error": "the turn did not finish in time; GET the turn later", "code": "timeout"}
+                    await send_event(stream, "error", body)
+                    break
+                await asyncio.sleep(POLL_S)
+                view, line = await asyncio.to_thread(self.desk.view, caller, turn_id)
+            else:
+                await send_event(stream, "answer", view.to_json())
+            await stream.write_eof()
+        except ConnectionResetError:  # the client went away; the turn goes on and can be read later
+            log.info("event stream of turn %s closed by the client", turn_id)
         return stream
 
     async def search(self, request: web.Request) -> web.Response:

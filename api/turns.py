@@ -27,6 +27,7 @@ from bot.intake import EMPTY_NOTE, EMPTY_QUESTION, TURN_TASK
 from bot.messages import parse_message, too_long
 from bot.relay import Send, publish_pending
 from core.config.settings import Settings
+from core.errors import TablescoutError
 from core.store.database import Store
 from core.store.models import Conversation, Turn
 from core.store.repositories import outbox
@@ -103,8 +104,10 @@ class RunHere:
             run_turn(self._environment, turn_id)
         except Exception as exc:
             log.exception("turn %s could not run here", turn_id)
+            # A TablescoutError says what to set up (no model configured); anything else stays in the log.
+            reason = str(exc) if isinstance(exc, TablescoutError) else "the server log says why"
             with self.store.transaction() as session:
-                turn_repo.fail_unstarted(session, turn_id, f"I cannot answer right now ({type(exc).__name__}).")
+                turn_repo.fail_unstarted(session, turn_id, f"I cannot answer right now: {reason}.")
 
 
 class TurnDesk:
