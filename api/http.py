@@ -144,7 +144,8 @@ class HttpApi:
         return web.json_response(view.to_json())
 
     async def events(self, request: web.Request) -> web.StreamResponse:
-        """Server-sent events: `status` whenever the status line changes, then one `answer`, then the end."""
+        """Server-sent events: `status` at once and whenever the status line changes, then one `answer`, then the
+        end (a turn already finished gets one `status` and its `answer`)."""
         caller = await self.caller(request)
         turn_id = turn_id_of(request)
         view, line = await asyncio.to_thread(self.desk.view, caller, turn_id)  # a turn not theirs: 404 before streaming
@@ -153,6 +154,8 @@ class HttpApi:
         give_up = time.monotonic() + self.gateway.settings.turn_deadline_s + STREAM_MARGIN_S
         shown: tuple[str, str | None] | None = None
         try:
+            await send_event(stream, "status", {"turn_id": turn_id, "status": view.status, "line": line})
+            shown = (view.status, line)
             while view.answer is None:
                 if (view.status, line) != shown:
                     shown = (view.status, line)

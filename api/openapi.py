@@ -93,8 +93,8 @@ def paths() -> dict[str, Any]:
         },
         f"{PREFIX}/turns/{{turn_id}}/events": {
             "get": {
-                "summary": "Server-sent events: `status` ({turn_id, status, line}) whenever it changes, then one "
-                "`answer` (a TurnView), then the stream ends; `error` if the turn does not finish in time.",
+                "summary": "Server-sent events: `status` ({turn_id, status, line}) at once and whenever it changes, "
+                "then one `answer` (a TurnView), then the stream ends; `error` if the turn does not finish in time.",
                 "operationId": "turnEvents",
                 "parameters": [TURN_ID],
                 "responses": {

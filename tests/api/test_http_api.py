@@ -114,7 +114,7 @@ def test_ask_waits_for_the_answer_and_the_clerk_reads_only_busan_orders(api_serv
 
     api_server.model.script([Say("It is the same conversation.")])
     follow = {"question": "And last month?", "thread_id": turn["thread_id"]}
-    second = api_server.call("POST", "/api/v1/ask?wait=30", token=clerk, body=follow).json()
+    second = api_server.call("POST", "/api/v1/ask?wait=60", token=clerk, body=follow).json()
     assert second["thread_id"] == turn["thread_id"]
     assert "How many orders do we have?" in json.dumps(api_server.model.requests[-1].raw)
     unknown = api_server.call("POST", "/api/v1/ask", token=clerk, body={"question": "x", "thread_id": "nope"})
@@ -136,7 +136,7 @@ def read_events(url: str, token: str) -> list[tuple[str, dict[str, Any]]]:
 def test_the_event_stream_sends_status_then_the_answer(api_server: ApiServer) -> None:
     clerk = api_server.world.token("U_CLERK")
     sql = {"database": "shop", "sql": "SELECT SUM(ORD_AMT) FROM ORD_MST"}
-    api_server.model.script([Slow(1.0, Call("run_sql", sql)), Slow(1.0, Say("done"))])
+    api_server.model.script([Call("run_sql", sql), Slow(2.0, Say("done"))])  # "Running SQL" shows meanwhile
     queued = api_server.call("POST", "/api/v1/ask", token=clerk, body={"question": "What is the order total?"})
     assert queued.status == 202
     turn_id = queued.json()["turn_id"]
