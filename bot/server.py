@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from celery import Celery
 
+from bot import result_files
 from bot.feedback import answer_clicked, reason_given
 from bot.intake import Accepted, IncomingMessage, accept
 from bot.json_shape import MalformedBody, json_object
@@ -120,6 +121,7 @@ class BotServer:
             app.router.add_post("/slack/events", self.slack_events)
         if self.teams_adapter is not None:
             app.router.add_post("/api/messages", self.teams_messages)
+            app.router.add_get(result_files.ROUTE, result_files.ResultFiles(self.store, self.executor))
         for other in self.others:
             other.install(app, self._stored)
         app.on_startup.append(self._start)
@@ -195,6 +197,8 @@ class BotServer:
             return _malformed_activity(str(exc))
         received: list[tuple[TeamsMessage, Accepted]] = []
 
+        files_url = result_files.public_base(request, self.settings)  # where the card's "all rows" links point
+
         async def on_message(message: TeamsMessage) -> None:
             incoming = IncomingMessage(
                 platform="teams",
@@ -205,7 +209,7 @@ class BotServer:
                 user_id=message.user_aad_object_id or message.user_id,
                 text=message.text,
                 private=message.personal,
-                reference=message.reference,
+                reference=message.reference | {result_files.REFERENCE_KEY: files_url},
             )
             loop = asyncio.get_running_loop()
             accepted = await loop.run_in_executor(self.executor, self._accept, incoming)

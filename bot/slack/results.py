@@ -13,13 +13,11 @@ values themselves.
 
 from __future__ import annotations
 
-import csv
-import io
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from bot.result_files import file_name, result_csv
 from core.answer.model import Answer, ResultTable
 
 TABLE_ROWS = 10  # rows the message's result table shows
@@ -90,25 +88,6 @@ def needs_file(run: ResultTable, *, native: NativeTable | None = None) -> bool:
     return len(run.rows) > TABLE_ROWS or len(run.columns) > TABLE_COLUMNS
 
 
-def csv_cell(value: Any) -> str:
-    """A result cell in the CSV export: the value itself, for a spreadsheet to format (NULL is an empty cell)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def result_csv(run: ResultTable) -> bytes:
-    """The result's columns and every fetched row as UTF-8 CSV (with a byte order mark, so spreadsheets read it)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow([str(c) for c in run.columns])
-    for row in run.rows:
-        writer.writerow([csv_cell(v) for v in row])
-    return ("\ufeff" + buffer.getvalue()).encode("utf-8")
-
-
 def result_files(answer: Answer, table: NativeTable = TABLE_BLOCK) -> list[ResultFile]:
     """One CSV per SQL result of the answer that the message's tables cannot show whole, in the answer's order
     (`table`: the native table block the message used)."""
@@ -120,9 +99,8 @@ def result_files(answer: Answer, table: NativeTable = TABLE_BLOCK) -> list[Resul
             continue
         database = run.database or "result"
         rows = len(run.rows)
-        slug = re.sub(r"[^A-Za-z0-9_-]+", "-", database).strip("-") or "result"
         title = f"Result of SQL {number} on {database}: {rows} row{'s' if rows != 1 else ''}"
         if run.truncated:
             title += " (more rows exist; only these were fetched)"
-        files.append(ResultFile(filename=f"{slug}-result-{number}.csv", title=title, content=result_csv(run)))
+        files.append(ResultFile(filename=file_name(run, number), title=title, content=result_csv(run)))
     return files

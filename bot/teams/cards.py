@@ -2,32 +2,30 @@
 
 Pure data: `answer_card(answer)` turns the turn's `core.answer.model.Answer` into the card's JSON,
 `answer_summary(answer)` into the one plain line (the answer without its Markdown) a notification shows. Result
-cells read as on every surface (`core.answer.values`).
-Schema 1.4 is what Teams renders on every client, so the result table is a ColumnSet per row with equal column
-widths (the Table element is 1.5) and the SQL monospace text. Only the answer is a TextBlock, whose markdown Teams
-renders; SQL, cell values and names are TextRuns inside RichTextBlocks, which are never read as markdown, so
-`SELECT *` or `_` in a name shows as written. Everything that grows with the data is capped (text length, rows,
-columns), and what was cut is said on the card, so a large result never makes the message too big for Teams.
+cells read as on every surface (`core.answer.values`). The card is schema 1.4, what Teams renders on every client;
+the result is a 1.5 `Table` element with a ColumnSet fallback for clients without it, and a link to the whole result
+(bot/teams/result_table.py). Only the answer is a TextBlock, whose markdown Teams renders; SQL, cell values and
+names are TextRuns inside RichTextBlocks, which are never read as markdown, so `SELECT *` or `_` in a name shows as
+written. Everything that grows with the data is capped (text length, rows, columns), and what was cut is said on the
+card, so a large result never makes the message too big for Teams.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from bot.plain_text import plain_text
+from bot.teams.result_table import CARD_BYTES, download_action, result_elements, result_run, shown_note
 from core.answer.model import Answer, ResultTable
-from core.answer.values import NULL_TEXT
 
 CARD_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 CARD_VERSION = "1.4"
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 
-MAX_ROWS = 10
-MAX_COLUMNS = 6
 MAX_ANSWER_CHARS = 4000
 MAX_SQL_CHARS = 3000
-MAX_CELL_CHARS = 60
 MAX_SQL_SHOWN = 3
 MAX_SUMMARY_CHARS = 200
 
@@ -49,8 +47,9 @@ def answer_summary(answer: Answer) -> str:
     return _clip(text, MAX_SUMMARY_CHARS) if text else "tablescout answered"
 
 
-def answer_card(answer: Answer) -> dict[str, Any]:
-    """The Adaptive Card (a JSON-ready dict) showing one answer."""
+def answer_card(answer: Answer, files_url: str | None = None) -> dict[str, Any]:
+    """The Adaptive Card (a JSON-ready dict) showing one answer; `files_url`: the bot server's address for the link
+    to the whole result (bot/result_files.py), None for none."""
     body: list[dict[str, Any]] = []
     heading = _STATUS_HEADINGS.get(answer.status)
     if heading is not None:
@@ -62,9 +61,8 @@ def answer_card(answer: Answer) -> dict[str, Any]:
         body.extend(_sql_block(run))
     if len(runs) > MAX_SQL_SHOWN:
         body.append(_note(f"{len(runs) - MAX_SQL_SHOWN} earlier queries not shown."))
-    shown = _result_run(runs)
-    if shown is not None:
-        body.extend(_result_table(shown))
+    shown = result_run(runs)
+    result_at = len(body)
     if answer.tables_used:
         body.append(_note(f"Tables used: {', '.join(answer.tables_used)}", separator=True))
     if answer.sources_note:
@@ -73,13 +71,18 @@ def answer_card(answer: Answer) -> dict[str, Any]:
         body.append(_note(f"\u26a0 {warning}", color="Warning"))
     if answer.notes_saved:
         body.append(_note(f"Noted for: {', '.join(answer.notes_saved)}"))
-    return {
+    if shown is not None:  # the result gets what the rest of the card leaves
+        elements, rows = result_elements(runs[shown], CARD_BYTES - len(json.dumps(body, ensure_ascii=False).encode()))
+        action, link = download_action(answer, files_url, rows)
+        body[result_at:result_at] = elements + shown_note(runs[shown], rows, link)
+    card = {
         "type": "AdaptiveCard",
         "$schema": CARD_SCHEMA,
         "version": CARD_VERSION,
         "msteams": {"width": "Full"},
         "body": body,
     }
+    return card | {"actions": [action]} if shown is not None and action is not None else card
 
 
 def card_attachment(card: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,48 +96,6 @@ def _sql_block(run: ResultTable) -> list[dict[str, Any]]:
     if run.error:
         blocks.append(_note(f"Failed: {_clip(run.error, 300)}", color="Attention"))
     return blocks
-
-
-def _result_run(runs: Sequence[ResultTable]) -> ResultTable | None:
-    """The last query that ran without error and returned columns: the result the answer rests on."""
-    usable = [run for run in runs if run.succeeded and run.columns]
-    return usable[-1] if usable else None
-
-
-def _result_table(run: ResultTable) -> list[dict[str, Any]]:
-    columns = run.headers()
-    shown_columns = columns[:MAX_COLUMNS]
-    cells = run.cells()
-    blocks: list[dict[str, Any]] = []
-    if not run.rows:
-        blocks.append(_note("The query returned no rows."))
-    else:
-        blocks.append(_row(shown_columns, weight="Bolder"))
-        for row in cells[:MAX_ROWS]:
-            blocks.append(_row([row[i] if i < len(row) else NULL_TEXT for i in range(len(shown_columns))]))
-    cut: list[str] = []
-    if len(run.rows) > MAX_ROWS:
-        cut.append(f"first {MAX_ROWS} of {len(run.rows)} rows")
-    if len(columns) > MAX_COLUMNS:
-        cut.append(f"first {MAX_COLUMNS} of {len(columns)} columns")
-    if cut:
-        blocks.append(_note(f"Showing the {' and '.join(cut)}."))
-    if run.truncated:
-        blocks.append(_note("The result was truncated at the row limit; more rows exist.", color="Warning"))
-    return blocks
-
-
-def _row(values: Sequence[str], *, weight: str = "Default") -> dict[str, Any]:
-    """One table row: a ColumnSet whose columns all stretch equally, so rows line up under the header."""
-    columns = [
-        {
-            "type": "Column",
-            "width": "stretch",
-            "items": [_plain(_clip(" ".join(v.split()) or " ", MAX_CELL_CHARS), size="Small", weight=weight)],
-        }
-        for v in values
-    ]
-    return {"type": "ColumnSet", "spacing": "None", "columns": columns}
 
 
 def _plain(text: str, *, size: str = "Default", weight: str = "Default", font: str = "Default") -> dict[str, Any]:

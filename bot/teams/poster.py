@@ -40,6 +40,7 @@ from botframework.connector.auth import AuthenticationConstants  # type: ignore[
 from msrest.exceptions import ClientRequestError
 
 from bot.entra import EntraTokenError
+from bot.result_files import REFERENCE_KEY
 from bot.teams.adapter import build_adapter
 from bot.teams.cards import answer_card, answer_summary, card_attachment, status_text
 from bot.teams.credentials import BotTokens
@@ -87,6 +88,7 @@ class TeamsPoster:
         self._tokens = BotTokens.from_settings(settings)
         self._adapter = build_adapter(settings, testing=testing, tokens=self._tokens)
         self._app_id = settings.teams_app_id or ""
+        self._public_url = settings.public_url
         self._backoff_base_s = backoff_base_s
         self._backoff_max_s = backoff_max_s
 
@@ -103,14 +105,17 @@ class TeamsPoster:
         await self._update(reference, activity_id, Activity(type=ActivityTypes.message, text=status_text(text)))
 
     async def post_answer(self, reference: Mapping[str, Any], status_activity_id: str | None, answer: Answer) -> str:
-        """Show the answer card: the status message becomes it when known, else it is sent as a new reply."""
+        """Show the answer card: the status message becomes it when known, else it is sent as a new reply. Links to
+        whole results point at TABLESCOUT_PUBLIC_URL, else at the address Teams reached the bot server by."""
+        files_url = self._public_url or reference.get(REFERENCE_KEY)
+        card = answer_card(answer, str(files_url) if files_url else None)
         activity = Activity(
             type=ActivityTypes.message,
             text="",
             summary=answer_summary(answer),
             # Teams' 👍/👎 under an answer that ran SQL (handled in process_inbound); none under a note's confirmation
             channel_data={"feedbackLoopEnabled": bool(answer.results)},
-            attachments=[Attachment(**_attachment_fields(card_attachment(answer_card(answer)))), *_chart_image(answer)],
+            attachments=[Attachment(**_attachment_fields(card_attachment(card))), *_chart_image(answer)],
         )
         if status_activity_id:
             await self._update(reference, status_activity_id, activity)

@@ -12,6 +12,7 @@ is lenient: a payload stored before a field existed gets its default, and a char
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
@@ -134,6 +135,14 @@ class Answer(BaseModel):
     guided: dict[str, Any] | None = None
     #: The result drawn, when one is a series over time or a breakdown by a category (`workers.charts`).
     chart: Chart | None = None
+    #: `TURN-RANDOM`: names the links to this answer's result files (Teams' "download all rows",
+    #: bot/result_files.py) and makes them unguessable; None for an answer without results.
+    file_key: str | None = None
+
+    @staticmethod
+    def new_file_key(turn_id: int) -> str:
+        """A new `file_key` for an answer of turn `turn_id`."""
+        return f"{turn_id}-{secrets.token_urlsafe(18)}"
 
     @classmethod
     def from_stored(cls, payload: Any) -> Answer:

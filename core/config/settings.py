@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     mask_key: SecretStr | None = None
     token: SecretStr | None = None  # the API token `tablescout mcp` acts with (api/tokens.py; only its hash is stored)
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
+    # The bot server's address as users' browsers reach it (https://bot.example.com), for the links to whole results
+    # in Teams cards (bot/result_files.py); unset: the address Teams used to reach the server.
+    public_url: str | None = None
     graph_api_url: str = "https://graph.microsoft.com/v1.0"  # Microsoft Graph, for Entra group membership
     entra_login_url: str = "https://login.microsoftonline.com"  # Entra ID token authority (client credentials)
     teams_app_id: str | None = None

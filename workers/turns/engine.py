@@ -197,6 +197,7 @@ def _finish(
             warnings=copy_warnings(context.copies_used) + ([PRIVACY_NOTE] if context.schema_only else []),
             sources_note=sources_note(session, context) if status != "failed" else None,
             guided=guided,
+            file_key=Answer.new_file_key(run.turn_id) if results else None,
         )
         recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=error, usage=usage)
         if not recorded:
@@ -217,7 +218,7 @@ def _show_again(env: TurnEnvironment, run: TurnRun, previous: Answer, request: P
         title = previous.chart.title if previous.chart is not None else answer_subject(asked)
         name = f"turn-{run.turn_id}"
         chart = chart_for(table, title, env.settings.home / "charts", name, request.chart_type) if table else None
-    answer = shown_again(previous, request, chart)
+    answer = shown_again(previous, request, chart).model_copy(update={"file_key": Answer.new_file_key(run.turn_id)})
     with env.store.transaction() as session:
         recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=None, usage=_NO_USAGE)
         if not recorded:

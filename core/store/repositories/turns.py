@@ -180,6 +180,14 @@ def answer_of(turn: Turn) -> Answer:
     return Answer.from_stored(stored)
 
 
+def finished_answer(session: Session, turn_id: int) -> tuple[Answer, datetime] | None:
+    """A finished turn's answer and when it finished; None for a turn that is unknown or not finished."""
+    turn = session.get(Turn, turn_id)
+    if turn is None or turn.status not in FINISHED or turn.finished_at is None:
+        return None
+    return answer_of(turn), turn.finished_at
+
+
 def stale_turns(
     session: Session, *, queued_before: datetime, lease_ended_before: datetime, limit: int = 100
 ) -> list[Turn]:

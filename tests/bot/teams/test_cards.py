@@ -7,13 +7,12 @@ from typing import Any
 
 from bot.teams.cards import (
     CARD_CONTENT_TYPE,
-    MAX_COLUMNS,
-    MAX_ROWS,
     answer_card,
     answer_summary,
     card_attachment,
     status_text,
 )
+from bot.teams.result_table import FALLBACK_ROWS, MAX_COLUMNS
 from core.answer.model import Answer
 
 
@@ -53,6 +52,12 @@ def texts(element: Any) -> list[str]:
     return found
 
 
+def table_rows(card: dict[str, Any]) -> list[list[str]]:
+    """The texts of the card's result Table, row by row (header first)."""
+    tables = [b for b in card["body"] if b["type"] == "Table"]
+    return [["".join(texts(cell)) for cell in row["cells"]] for table in tables for row in table["rows"]]
+
+
 def check_structure(card: dict[str, Any]) -> None:
     """What Teams requires of an Adaptive Card: type, a version it renders, a body of typed elements."""
     assert card["type"] == "AdaptiveCard"
@@ -60,12 +65,19 @@ def check_structure(card: dict[str, Any]) -> None:
     assert card["$schema"].startswith("http://adaptivecards.io/schemas/")
     assert isinstance(card["body"], list)
     assert card["body"]
-    allowed = {"TextBlock", "RichTextBlock", "ColumnSet", "Column", "TextRun"}
+    old = {"TextBlock", "RichTextBlock", "ColumnSet", "Column", "TextRun", "Container"}  # schema 1.4
+    allowed = old | {"Table", "TableRow", "TableCell"}  # 1.5, each Table with a 1.4 fallback
 
-    def walk(element: Any) -> None:
+    def walk(element: Any, allowed: set[str] = allowed) -> None:
         if isinstance(element, dict):
             if "type" in element:
                 assert element["type"] in allowed, element
+            if element.get("type") == "Table":
+                width = len(element["columns"])
+                assert all(len(row["cells"]) == width for row in element["rows"])
+                walk(element["fallback"], old)  # what a 1.4 client shows instead
+                walk(element["rows"], allowed)
+                return
             if element.get("type") == "RichTextBlock":
                 assert all(run["type"] == "TextRun" and isinstance(run["text"], str) for run in element["inlines"])
             if element.get("type") == "ColumnSet":
@@ -77,7 +89,10 @@ def check_structure(card: dict[str, Any]) -> None:
                 walk(value)
 
     walk(card["body"])
-    json.dumps(card)  # JSON-ready
+    for action in card.get("actions", []):
+        assert action["type"] == "Action.OpenUrl"
+        assert action["url"].startswith("https://")
+    assert len(json.dumps(card).encode()) < 28_000  # Teams' limit for a message
 
 
 def test_answer_card_shows_answer_sql_result_and_tables() -> None:
@@ -95,8 +110,7 @@ def test_answer_card_shows_answer_sql_result_and_tables() -> None:
         if run["text"].startswith("SELECT")
     )
     assert sql_run["fontType"] == "Monospace"
-    tables = [b for b in card["body"] if b["type"] == "ColumnSet"]
-    assert texts(tables) == ["n", "42"]
+    assert table_rows(card) == [["n"], ["42"]]
     assert "Tables used: erp.ORD_MST" in shown
     assert not any("truncated" in t for t in shown)
 
@@ -107,14 +121,38 @@ def test_large_result_is_capped_and_says_so() -> None:
     run = {"database": "erp", "sql": "SELECT * FROM T", "columns": columns, "rows": rows, "truncated": True}
     card = answer_card(payload(sql=[run]))
     check_structure(card)
-    row_sets = [b for b in card["body"] if b["type"] == "ColumnSet"]
-    assert len(row_sets) == 1 + MAX_ROWS
-    assert all(len(rs["columns"]) == MAX_COLUMNS for rs in row_sets)
-    assert texts(row_sets[0]) == columns[:MAX_COLUMNS]
-    assert texts(row_sets[-1]) == rows[MAX_ROWS - 1][:MAX_COLUMNS]
+    shown_rows = table_rows(card)
+    assert len(shown_rows) > 15  # as many rows as the card holds, six columns each
+    assert shown_rows == [columns[:MAX_COLUMNS], *(r[:MAX_COLUMNS] for r in rows[: len(shown_rows) - 1])]
+    [table] = [b for b in card["body"] if b["type"] == "Table"]
+    fallback = table["fallback"]["items"]
+    assert [texts(r) for r in fallback] == [columns[:MAX_COLUMNS], *(r[:MAX_COLUMNS] for r in rows[:FALLBACK_ROWS])]
     shown = texts(card)
-    assert f"Showing the first {MAX_ROWS} of 25 rows and first {MAX_COLUMNS} of 9 columns." in shown
+    cut = f"first {len(shown_rows) - 1} of 25 rows and " if len(shown_rows) < 26 else ""
+    assert f"Showing the {cut}first {MAX_COLUMNS} of 9 columns." in shown
     assert any("truncated at the row limit" in t for t in shown)
+    assert "Ask me to narrow the question to see the rest here." in shown  # no link to offer
+    assert "actions" not in card
+
+
+def test_a_result_larger_than_the_card_links_to_all_its_rows() -> None:
+    rows = [[f"city {r}", r * 1000] for r in range(400)]
+    run = {"database": "erp", "sql": "SELECT city, n FROM T", "columns": ["city", "n"], "rows": rows}
+    answer = payload(sql=[run]).model_copy(update={"file_key": "42-" + "k" * 24})
+    card = answer_card(answer, "https://bot.example.com/")
+    check_structure(card)
+    shown_rows = table_rows(card)
+    assert 10 < len(shown_rows) - 1 < 400
+    assert shown_rows[5] == ["city 4", "4,000"]
+    assert f"Showing the first {len(shown_rows) - 1} of 400 rows." in texts(card)
+    assert card["actions"] == [
+        {
+            "type": "Action.OpenUrl",
+            "title": "Download all 400 rows (CSV)",
+            "url": "https://bot.example.com/files/42-kkkkkkkkkkkkkkkkkkkkkkkk/result-1.csv",
+        }
+    ]
+    assert "actions" not in answer_card(answer)  # no address to link to: the card says so instead
 
 
 def test_values_are_formatted_and_long_text_clipped() -> None:
@@ -127,7 +165,7 @@ def test_values_are_formatted_and_long_text_clipped() -> None:
         "error": None,
     }
     card = answer_card(payload(sql=[run], answer="y" * 10_000))
-    values = texts([b for b in card["body"] if b["type"] == "ColumnSet"][1])
+    values = table_rows(card)[1]
     assert values[:3] == ["\u2014", "1,234,567", "2.5"]
     assert len(values[3]) <= 60
     assert values[3].endswith("\u2026")
@@ -144,7 +182,7 @@ def test_failed_query_partial_status_and_notes() -> None:
     shown = texts(card)
     assert shown[0] == "Partial answer"
     assert "Failed: no such table NOPE" in shown
-    assert not [b for b in card["body"] if b["type"] == "ColumnSet"]  # no result to show
+    assert not table_rows(card)  # no result to show
     assert "Noted for: erp.ORD_MST_BAK" in shown
     assert not any(t.startswith("Tables used") for t in shown)
 
