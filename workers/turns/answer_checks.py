@@ -259,7 +259,7 @@ def code_doubts(
         scores = {code: _named_share(meaning, said) for code, meaning in meanings.items()}
         best = max(scores.values(), default=0.0)
         for literal in f.literals:
-            if literal.lower() in said and len(literal) >= 2:
+            if literal in meanings and literal.lower() in said and len(literal) >= 2:
                 continue  # the question names the code itself
             share = scores.get(literal, 0.0)
             if share > 0 and share >= best:

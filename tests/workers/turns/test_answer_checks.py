@@ -95,6 +95,9 @@ def test_a_code_is_rewritten_to_the_one_whose_meaning_the_question_names() -> No
         "SELECT COUNT(*) FROM ORDERS WHERE PAYMENT = '04' AND ORDER_DATE >= '2024-01-01'"
     )
     assert verdict("How many orders were paid by credit card?", sql, [[5]]).rewrites == []  # named: nothing to do
+    # a meaning written where the code belongs is rewritten to its code
+    meaning = verdict("How many orders were paid by credit card?", sql.replace("'01'", "'Credit Card'"), [])
+    assert [(r.literal, r.value) for r in meaning.rewrites] == [("Credit Card", "01")]
 
 
 def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() -> None:
