@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from core.store.models.base import utcnow
 from core.store.repositories import api_tokens
 from tests.api.world import EMAILS, HIDDEN_TABLE, PHONES, SEOUL_ORDER, ApiServer, ApiWorld, canaries
-from tests.fakes.model_server import Call, Say
+from tests.fakes.model_server import Call, FakeModelServer, Say
 from tests.support import REPO
 
 TOOLS = {"search_tables", "get_table_card", "run_readonly_sql", "ask", "add_note"}
@@ -142,21 +142,34 @@ def stdio_parameters(world: ApiWorld, token: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "tablescout", "mcp"], env=env, cwd=str(REPO))
 
 
-def test_tablescout_mcp_serves_the_tools_over_stdio_as_the_token_user(api_world: ApiWorld) -> None:
+def test_tablescout_mcp_serves_the_tools_over_stdio_as_the_token_user(
+    api_world: ApiWorld, fake_anthropic: FakeModelServer
+) -> None:
+    """Without Redis, `ask` runs the turn in the server's own process, with the configured model."""
     clerk = api_world.token("U_CLERK")
+    sql = {"database": "shop", "sql": "SELECT COUNT(*) FROM ORD_MST"}
+    fake_anthropic.script([Call("run_sql", sql), Say("done")])
+    parameters = stdio_parameters(api_world, clerk)
+    assert parameters.env is not None
+    parameters.env |= {
+        "TABLESCOUT_MODEL": "anthropic:fake-model",
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": fake_anthropic.url,
+    }
 
-    async def main() -> tuple[Any, Any]:
-        async with Client(stdio_parameters(api_world, clerk)) as client:
+    async def main() -> tuple[Any, Any, Any]:
+        async with Client(parameters) as client:
             listed = await client.list_tools()
-            count = await client.call_tool(
-                "run_readonly_sql", {"database": "shop", "sql": "SELECT COUNT(*) FROM ORD_MST"}
-            )
-            return listed, count
+            count = await client.call_tool("run_readonly_sql", sql)
+            asked = await client.call_tool("ask", {"question": "How many orders do we have?"})
+            return listed, count, asked
 
-    listed, count = anyio.run(main)
+    listed, count, asked = anyio.run(main)
     assert {t.name for t in listed.tools} == TOOLS
     busan = api_world.shop_scalar("SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan'")
     assert count.structured_content["rows"] == [[busan]]
+    assert asked.structured_content["status"] == "answered", text_of(asked)
+    assert asked.structured_content["answer"]["sql"][0]["rows"] == [[busan]]
 
 
 def test_tablescout_mcp_refuses_to_start_with_a_revoked_token(api_world: ApiWorld) -> None:
