@@ -537,7 +537,7 @@ class FakeOpenAIServer(FakeModelServer):
 
     def neutral_view(self, body: dict[str, Any], number: int) -> Exchange:
         messages = body.get("messages") or []
-        json_mode = "response_format" in body
+        json_mode = "response_format" in body or "grammar" in body  # a llama.cpp grammar for the JSON reply
         names: dict[str, str] = {}
         for message in messages:
             for call in message.get("tool_calls") or []:
@@ -598,6 +598,8 @@ class FakeOpenAIServer(FakeModelServer):
 
     @staticmethod
     def _json_mode_tools(body: dict[str, Any]) -> tuple[str, ...]:
+        if "grammar" in body:  # the tool a grammar's root calls (workers.models.json_replies.call_grammar)
+            return tuple(re.findall(r'\\"tool\\": \\"([^\\"]+)\\"', str(body["grammar"]).split("\n")[0]))
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
         names = []
         for option in schema.get("anyOf") or schema.get("oneOf") or []:

@@ -50,6 +50,26 @@ def reply_schema(tools: Sequence[ToolSpec], *, answer: bool = True) -> dict[str,
     return {"anyOf": options}
 
 
+#: Text of a JSON string: any character but a double quote, a backslash or a control character, or an escape.
+_JSON_TEXT = r'([^"\\\x00-\x1f] | "\\" ["\\/bfnrt])*'
+
+
+def call_grammar(tools: Sequence[ToolSpec], *, answer: bool) -> str | None:
+    """A GBNF grammar for a reply in this format that calls the one tool offered, its argument written under the
+    tool's own grammar (or, with `answer`, gives the final answer); None unless exactly one tool with a grammar is
+    offered."""
+    if len(tools) != 1 or not tools[0].grammar or not tools[0].grammar_argument:
+        return None
+    tool, rules = tools[0], str(tools[0].grammar)
+    call = json.dumps({"tool": tool.name, "arguments": {tool.grammar_argument: ""}})
+    head, tail = call[: -len('"}}')], '"}}'
+    root = f"root ::= {json.dumps(head)} argument {json.dumps(tail)}"
+    if answer:
+        opening, closing = json.dumps('{"answer": "'), json.dumps('"}')
+        root += f" | {opening} answer-text {closing}"
+    return "\n".join([root, rules, f"answer-text ::= {_JSON_TEXT}"])
+
+
 def reply_instructions(tools: Sequence[ToolSpec], *, tools_first: bool = False) -> str:
     """The part of the system prompt that explains the reply format and lists the tools."""
     lines = [

@@ -3,7 +3,9 @@
 Two ways to get tool calls out of a model:
 - "native": function `tools` in the request, `tool_calls` in the reply, results as `role: tool` messages;
 - "json": for small local models (llama.cpp, vLLM, Ollama) that never emit tool calls. The request carries no tools;
-  a `json_schema` response format constrains the reply to one tool call or the final answer (see json_replies),
+  a `json_schema` response format constrains the reply to one tool call or the final answer (see json_replies), or,
+  with `grammars` (llama.cpp's server) and one tool offered that has a grammar, a GBNF `grammar` for the same reply
+  format with the tool's argument under its own grammar (the guided path's SQL: `workers.sql.sql_grammar`),
   the system prompt explains the format, and tool results go back as user text. With `tools_first` (small local
   models) the answer is offered only once run_sql has returned rows (or said "no permission", or failed three times;
   where run_sql is not offered, once any tool has run) since the user's message, because a small model otherwise
@@ -70,6 +72,7 @@ class OpenAIProvider:
         max_retries: int = openai.DEFAULT_MAX_RETRIES,
         tools_first: bool = False,
         small_model: bool = False,
+        grammars: bool = False,
         label: str | None = None,
     ) -> None:
         if not model:
@@ -81,6 +84,8 @@ class OpenAIProvider:
         self.tools_mode: ToolsMode = tools_mode
         self.tools_first = tools_first
         self.small_model = small_model
+        #: The server reads llama.cpp's `grammar` field: a tool's grammar constrains its call (ToolSpec.grammar).
+        self.grammars = grammars
         self.max_tokens = max_tokens
         self._api_key = api_key or None
         self._base_url = base_url or DEFAULT_BASE_URL
@@ -140,19 +145,25 @@ class OpenAIProvider:
         full_system = f"{system}\n\n{instructions}" if system else instructions
         may_answer = not self.tools_first or json_replies.may_answer(messages, tools)
         callable_now = json_replies.next_tools(messages, tools) if self.tools_first else list(tools)
-        response_format: ResponseFormatJSONSchema = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": json_replies.SCHEMA_NAME,
-                "strict": True,
-                "schema": json_replies.reply_schema(callable_now, answer=may_answer),
-            },
-        }
+        grammar = json_replies.call_grammar(callable_now, answer=may_answer) if self.grammars else None
+        constraint: dict[str, Any]
+        if grammar is not None:  # the same reply format, with the tool's argument under its own grammar
+            constraint = {"extra_body": {"grammar": grammar}}
+        else:
+            response_format: ResponseFormatJSONSchema = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": json_replies.SCHEMA_NAME,
+                    "strict": True,
+                    "schema": json_replies.reply_schema(callable_now, answer=may_answer),
+                },
+            }
+            constraint = {"response_format": response_format}
         response = self._create(
             timeout_s,
             messages=_json_mode_messages(full_system, messages),
-            response_format=response_format,
             temperature=temperature,
+            **constraint,
         )
         choice = _first_choice(response)
         try:

@@ -67,6 +67,7 @@ def provider_from_settings(settings: Settings) -> ModelProvider | None:
             tools_mode="json",
             tools_first=True,
             small_model=True,
+            grammars=True,
             max_tokens=LOCAL_MAX_TOKENS,
             label=f"local:{model}",
         )

@@ -14,11 +14,17 @@ from core.errors import TablescoutError
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool the model may call: its name, what it is for, and a JSON schema of its arguments."""
+    """A tool the model may call: its name, what it is for, and a JSON schema of its arguments.
+
+    `grammar`: GBNF rules (llama.cpp's grammar format) whose rule `argument` produces the text of the one string
+    argument `grammar_argument`; a provider that constrains decoding by grammar writes a call of this tool under it
+    when it is the only tool offered, others ignore it."""
 
     name: str
     description: str
     parameters: dict[str, Any]
+    grammar: str | None = None
+    grammar_argument: str | None = None
 
 
 @dataclass(frozen=True)

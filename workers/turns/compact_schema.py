@@ -48,7 +48,7 @@ def _quoted(name: str) -> str:
     return name if name.replace("_", "").isalnum() and not name[:1].isdigit() else '"' + name.replace('"', '""') + '"'
 
 
-def _shown_columns(table: SchemaTable) -> list[dict[str, Any]]:
+def shown_columns(table: SchemaTable) -> list[dict[str, Any]]:
     columns = [c for c in table.card.get("columns", []) if isinstance(c, dict) and c.get("name")]
     if len(columns) <= COLUMNS_SHOWN:
         return columns
@@ -138,7 +138,7 @@ def create_table(table: SchemaTable, chosen: Sequence[SchemaTable]) -> str:
                 f"  FOREIGN KEY ({', '.join(_quoted(c) for c in own)}) REFERENCES {_quoted(target)}"
                 f"({', '.join(_quoted(c) for c in target_columns)})"
             )
-    columns = _shown_columns(table)
+    columns = shown_columns(table)
     lines = [_column_line(c, primary, inline) for c in columns]
     if len(primary) > 1:
         lines.append(f"  PRIMARY KEY ({', '.join(_quoted(c) for c in primary)})")
@@ -156,7 +156,7 @@ def _cell(value: Any) -> str:
 def example_rows(context: ToolContext, source: Source, table: SchemaTable) -> list[str]:
     """A few rows of `table` as the reader may read them (row filters applied), masked columns left out; [] when
     the read fails or the table is empty."""
-    columns = [c["name"] for c in _shown_columns(table) if not c.get("masked")]
+    columns = [c["name"] for c in shown_columns(table) if not c.get("masked")]
     if not columns or dialect_for(source.engine) is None:
         return []
     quote = '"' if dialect_for(source.engine) != "mysql" else "`"

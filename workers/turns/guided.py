@@ -31,6 +31,7 @@ from core.config.settings import Settings
 from search.service import SearchRequest, search_tables
 from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult, ToolSpec
 from workers.sql.guard import dialect_for
+from workers.sql.sql_grammar import sql_grammar
 from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import (
     SqlRecord,
@@ -81,6 +82,13 @@ SQL_SPEC = ToolSpec(
     description="Run one read-only SELECT statement that answers the question.",
     parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
 )
+
+
+def sql_spec(selection: Selection) -> ToolSpec:
+    """The SQL call's tool, its statement constrained (where the provider can) to the shown tables and columns."""
+    shown = [(t.name, [str(c["name"]) for c in compact_schema.shown_columns(t)]) for t in selection.tables]
+    grammar = sql_grammar(shown, dialect_for(selection.engine), rule="argument")
+    return replace(SQL_SPEC, grammar=grammar, grammar_argument="sql")
 
 
 def uses_guided(settings: Settings, provider: ModelProvider, intent: str) -> bool:
@@ -353,7 +361,7 @@ def _write_and_run(
     earlier = str(guided.trace.get("earlier") or "")
     messages = repair or [Message(role="user", text=sql_prompt(question, selection, hint, earlier))]
     first = not repair and not hint  # a repair, after an error or an empty result, samples another statement
-    reply = call_model(guided, SYSTEM, messages, SQL_SPEC, FIRST_TEMPERATURE if first else None)
+    reply = call_model(guided, SYSTEM, messages, sql_spec(selection), FIRST_TEMPERATURE if first else None)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
         sql = sql_in_text(reply.text)

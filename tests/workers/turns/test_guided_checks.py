@@ -126,3 +126,24 @@ def test_a_single_total_for_a_breakdown_by_month_is_partial_with_its_doubt(
         "The question asks for a breakdown (per month), but this is a single figure."
     )
     assert "one row per month" in sql_prompts(fake_openai)[-1]
+
+
+def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_columns(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    orders = f"SELECT COUNT(*) FROM ORD_MST WHERE {Y2024}"
+    fake_openai.script(sql_model(orders))
+    turn_id = turn_world.submit("How many orders were placed in 2024?", thread="checks grammar")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    assert turn_world.turn(turn_id)["status"] == "answered"
+    [request] = [r for r in fake_openai.requests if "run_sql" in r.exchange.tools]
+    assert "response_format" not in request.raw  # the grammar replaces the JSON schema
+    grammar = request.raw["grammar"]
+    root = grammar.split("\n")[0]
+    assert root == 'root ::= "{\\"tool\\": \\"run_sql\\", \\"arguments\\": {\\"sql\\": \\"" argument "\\"}}"'
+    names = next(line for line in grammar.split("\n") if line.startswith("argument-name ::= "))
+    assert '"ORD_DT"' in names
+    assert '"SHIP_CITY"' in names
+    assert "ORD_MST_BAK" not in names
+    assert "ORD_MST_202312" not in names

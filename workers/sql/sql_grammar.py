@@ -1,0 +1,92 @@
+"""A GBNF grammar (llama.cpp's grammar format) under which a local model can write only one read query over the
+tables and columns it was shown (SPEC §4, the guided path's SQL call).
+
+The grammar does not parse SQL; it fixes its words. The statement starts with SELECT or WITH and is a run of
+chunks separated by single spaces; a chunk joins words, string literals and numbers with punctuation ("T1.CITY",
+"COUNT(*)", "x>='2024-01-01'"), never two words. A word is a keyword, a function the SQL guard allows
+(`workers.sql.functions`), a shown table or column (as written, or quoted), a short alias ("T1", "o"), or any name
+right after AS. So a column the model invents ("ORDER_DATE" for "ORD_DT") cannot be written, nor a second
+statement, a comment or a table it was not shown; whether the statement is valid SQL is still the guard's job.
+
+The text is emitted as the content of a JSON string (`json_string`): no double quote except escaped, no backslash,
+no newline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+
+from workers.sql.functions import ALLOWED_NAMES, ALLOWED_TYPED
+
+KEYWORDS = """
+    SELECT DISTINCT FROM WHERE AND OR NOT IN IS NULL LIKE GLOB BETWEEN GROUP BY ORDER HAVING LIMIT OFFSET ASC DESC
+    JOIN INNER LEFT RIGHT FULL OUTER CROSS NATURAL ON USING UNION ALL INTERSECT EXCEPT CASE WHEN THEN ELSE END EXISTS
+    WITH AS TRUE FALSE INTERVAL OVER PARTITION ROWS RANGE PRECEDING FOLLOWING CURRENT ROW UNBOUNDED FILTER ESCAPE
+    COLLATE NOCASE INTEGER INT REAL TEXT FLOAT DECIMAL NUMERIC DATE TIMESTAMP CHAR VARCHAR SIGNED UNSIGNED DOUBLE
+    YEAR MONTH DAY HOUR MINUTE SECOND NULLS FIRST LAST
+""".split()
+#: Aliases the model may use without AS: a letter and up to two letters or digits ("T1", "o", "od").
+ALIAS = "[A-Za-z] [A-Za-z0-9]? [A-Za-z0-9]?"
+_PUNCTUATION = ["(", ")", ",", ".", "*", "=", "<", ">", "!", "+", "-", "/", "%", "|"]
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _literal(text: str) -> str:
+    """`text` as a GBNF string literal (JSON's escaping is the same for the characters names use)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    unique = sorted(dict.fromkeys(w for w in words if w), key=lambda w: (-len(w), w))
+    return " | ".join(_literal(w) for w in unique)
+
+
+def function_names(dialect: str | None) -> list[str]:
+    """Names of the functions the guard allows in `dialect`, as a model writes them."""
+    names = set(ALLOWED_NAMES.get(dialect or "", ALLOWED_NAMES["sqlite"]))
+    for cls in ALLOWED_TYPED:
+        names.update(n.lower() for n in getattr(cls, "_sql_names", []) or [] if _SIMPLE.fullmatch(n))
+    return sorted(names)
+
+
+def _name_forms(name: str, identifier_quote: str) -> list[str]:
+    """A shown name as the statement may write it: bare when it can be, and quoted (a JSON-escaped double quote,
+    or the dialect's own quote)."""
+    forms = [name] if _SIMPLE.fullmatch(name) else []
+    forms.append('\\"' + name.replace('"', "") + '\\"')
+    if identifier_quote == "`":
+        forms.append("`" + name.replace("`", "") + "`")
+    return forms
+
+
+def sql_grammar(tables: Sequence[tuple[str, Sequence[str]]], dialect: str | None, rule: str = "sql") -> str:
+    """GBNF rules whose rule `rule` produces one read statement over `tables` ((table, its shown columns)); the other
+    rules are prefixed with `rule`, so the grammar can sit inside another one."""
+    quote = "`" if dialect == "mysql" else '"'
+    names: list[str] = []
+    for table, columns in tables:
+        names += _name_forms(table, quote)
+        for column in columns:
+            names += _name_forms(column, quote)
+    keywords = [k for w in KEYWORDS for k in (w, w.lower())]
+    functions = [f for name in function_names(dialect) for f in (name, name.upper())]
+    p = rule
+    return "\n".join(
+        [
+            f'{p} ::= ("SELECT" | "select" | "WITH" | "with") " " {p}-chunk (" " {p}-part)*',
+            f'{p}-part ::= ("AS" | "as") " " {p}-free {p}-punct* | {p}-chunk',
+            f"{p}-chunk ::= {p}-punct* {p}-seg ({p}-punct+ {p}-seg)* {p}-punct* | {p}-punct+",
+            f"{p}-seg ::= {p}-word | {p}-string | {p}-number",
+            f"{p}-word ::= {p}-name | {p}-keyword | {p}-function | {p}-alias",
+            f"{p}-name ::= {_alternatives(names)}",
+            f"{p}-keyword ::= {_alternatives(keywords)}",
+            f"{p}-function ::= {_alternatives(functions)}",
+            f"{p}-alias ::= {ALIAS}",
+            f'{p}-free ::= [A-Za-z_] [A-Za-z0-9_]* | "\\\\\\"" [^"\\\\\\x00-\\x1f]+ "\\\\\\""',
+            f"""{p}-string ::= "'" ([^'"\\\\\\x00-\\x1f] | "''")* "'\"""",
+            f'{p}-number ::= [0-9]+ ("." [0-9]+)?',
+            f"{p}-punct ::= {_alternatives(_PUNCTUATION)}",
+        ]
+    )
