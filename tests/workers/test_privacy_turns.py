@@ -95,10 +95,12 @@ def _leaked(server: FakeModelServer, values: set[str], since: int = 0) -> set[st
     tokens = set(re.findall(f"[{_BOUNDARY}]+", haystack))
     found = set()
     for value in values:
-        if re.fullmatch(f"[{_BOUNDARY}]+", value):
-            if value in tokens:
-                found.add(value)
-        elif value in haystack and re.search(f"(?<![{_BOUNDARY}]){re.escape(value)}(?![{_BOUNDARY}])", haystack):
+        head = re.match(f"[{_BOUNDARY}]+", value)
+        if head is not None and head.group() not in tokens:
+            continue  # a value written in the text starts with a whole word of it
+        whole_word = head is not None and head.group() == value
+        pattern = f"(?<![{_BOUNDARY}]){re.escape(value)}(?![{_BOUNDARY}])"
+        if whole_word or (value in haystack and re.search(pattern, haystack)):
             found.add(value)
     return found
 
@@ -142,7 +144,7 @@ def _model(note_table: str) -> Any:
     return step
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def values(turn_world: TurnWorld) -> set[str]:
     billing = turn_world.erp_path.with_name("billing.sqlite")
     return _source_values([turn_world.erp_path, billing])
