@@ -13,7 +13,8 @@ import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from core.errors import NotFoundError
 from tablescout.cli.context import console, current_store, errors, settings
@@ -93,18 +94,22 @@ def list_(
     if not rows:
         console.print("No tokens. `tablescout token create --user slack:ID` makes one.")
         return
-    table = Table("id", "user", "name", "created", "expires", "last used", "revoked")
+    headers = ["id", Column("user", no_wrap=True), "name", "created", "expires", Column("last used", no_wrap=True)]
+    table = Table(*headers, *([Column("revoked", no_wrap=True)] if include_revoked else []))
     for r in rows:
-        table.add_row(
-            str(r["id"]),
-            r["user"],
-            r["name"],
-            (r["created"] or "")[:16],
-            (r["expires"] or "never")[:16],
-            (r["last_used"] or "never")[:16],
-            (r["revoked"] or "")[:16],
-        )
+        cells = [str(r["id"]), Text(r["user"]), Text(r["name"]), day(r["created"], ""), day(r["expires"], "never")]
+        cells.append(minute(r["last_used"], "never"))
+        table.add_row(*cells, *([minute(r["revoked"], "")] if include_revoked else []))
     console.print(table)
+
+
+def day(iso: str | None, missing: str) -> str:
+    return iso[:10] if iso else missing
+
+
+def minute(iso: str | None, missing: str) -> str:
+    """An ISO time to the minute, as `2026-12-04 15:45` (UTC)."""
+    return iso[:16].replace("T", " ") if iso else missing
 
 
 @app.command("revoke")
