@@ -201,4 +201,8 @@ def test_result_shape_says_how_many_rows_in_words() -> None:
 def test_earlier_sql_is_shown_without_literals_or_the_policy_note() -> None:
     sql = "SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan' AND TOT_AMT > 1500.5\n-- for you: rows of X filtered"
     assert sql_without_literals(sql, "sqlite") == "SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = ? AND TOT_AMT > ?"
+    ranked = "SELECT SHIP_CITY, COUNT(*) FROM ORD_MST WHERE QTY > 5 GROUP BY 1 ORDER BY 2 DESC LIMIT 10 OFFSET 5"
+    assert sql_without_literals(ranked, "sqlite") == (
+        "SELECT SHIP_CITY, COUNT(*) FROM ORD_MST WHERE QTY > ? GROUP BY 1 ORDER BY 2 DESC LIMIT 10 OFFSET 5"
+    )
     assert sql_without_literals("SELEC nothing FROM", "sqlite") is None

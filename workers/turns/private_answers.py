@@ -8,7 +8,7 @@ said about its query when that names no number the rows or the question do not h
 (one of its warnings) says privacy mode is on.
 
 Earlier answers of the thread quote values (they were written from rows), so in privacy mode the model reads, in
-place of each, which tables it used and its SQL with every literal replaced by `?`.
+place of each, which tables it used and its SQL with every literal that may be a value replaced by `?`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def private_answer(question: str, model_text: str, context: ToolContext) -> str:
 
 
 def sql_without_literals(sql: str, engine: str) -> str | None:
-    """`sql` with every literal written as `?` and no comments; None when it does not parse."""
+    """`sql` with every literal that may be a value written as `?`, and no comments; None when it does not
+    parse."""
     statement = sql.split(_POLICY_NOTE, 1)[0]
     try:
         tree = parse_one(statement, read=dialect_for(engine))
@@ -67,8 +68,18 @@ def sql_without_literals(sql: str, engine: str) -> str | None:
         return None
     if tree is None:
         return None
-    bare = tree.transform(lambda node: exp.Placeholder() if isinstance(node, exp.Literal) else node)
+    bare = tree.transform(lambda node: exp.Placeholder() if _a_value(node) else node)
     return bare.sql(dialect=dialect_for(engine), comments=False)
+
+
+def _a_value(node: exp.Expression) -> bool:
+    """A literal that may be a value of the data: not a column position (ORDER BY 2, GROUP BY 1) nor a row count
+    (LIMIT 10, OFFSET 20)."""
+    if not isinstance(node, exp.Literal):
+        return False
+    if node.is_string:
+        return True
+    return not isinstance(node.parent, exp.Ordered | exp.Group | exp.Limit | exp.Offset)
 
 
 def earlier_answer(stored: object, engine_of: Callable[[str], str | None]) -> str:
