@@ -263,6 +263,7 @@ def code_doubts(
                 continue  # the question names the code itself
             share = scores.get(literal, 0.0)
             if share > 0 and share >= best:
+                verdict.doubts += _used_twice(question, f, literal, meanings[literal], found)
                 continue
             winners = [code for code, s in scores.items() if s == best and best > 0]
             if len(winners) == 1 and winners[0] not in f.literals:
@@ -272,6 +273,34 @@ def code_doubts(
                 continue  # several named codes and the literal none of them: left to the value check
             verdict.doubts.append(_code_doubt(question, f, literal, meanings.get(literal, ""), linked))
     return verdict
+
+
+def _name_words(column: str) -> set[str]:
+    return {w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", column) if len(w) >= 3}
+
+
+def _used_twice(question: str, f: Filter, code: str, meaning: str, found: Sequence[Filter]) -> list[Doubt]:
+    """A doubt when the only words of the question that name this code's meaning are words another filtered
+    column's name already answers for ("shipped to Busan": the ship-to city, not also the status Shipped)."""
+    words = {stem(t.lower()) for t in _TOKEN.findall(question)}
+    meant = _meaning_words(meaning)
+    naming = {q for q in words if any(q == w or (len(w) >= 4 and q.startswith(w[:4])) for w in meant)}
+    for other in found:
+        if (other.table, other.column) == (f.table, f.column):
+            continue
+        covered = {q for q in naming if any(q.startswith(w) for w in _name_words(other.column))}
+        if naming and covered == naming:
+            word = sorted(naming)[0]
+            return [
+                Doubt(
+                    "code",
+                    f"I read '{word}' both as {other.column} and as {f.column} = '{code}' ({meaning}); say if you "
+                    "did not mean the second.",
+                    f"The question's '{word}' is already answered by the filter on {other.column}: leave out "
+                    f"{f.column} = '{code}' unless the question asks for it.",
+                )
+            ]
+    return []
 
 
 def _code_doubt(question: str, f: Filter, literal: str, meaning: str, linked: Sequence[LinkedValue]) -> Doubt:
@@ -355,23 +384,3 @@ def date_doubts(question: str, found: Sequence[Filter]) -> list[Doubt]:
                 )
             )
     return doubts
-
-
-def rewrite(sql: str, dialect: str | None, rewrites: Sequence[Rewrite]) -> str:
-    """`sql` with each rewritten literal replaced by its value (as a string literal, in LIKE patterns too)."""
-    tree = parse(sql, dialect)
-    if tree is None or not rewrites:
-        return sql
-    swap = {r.literal: r.value for r in rewrites}
-
-    def replace(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Literal) and node.is_string:
-            text = node.this
-            if text in swap:
-                return exp.Literal.string(swap[text])
-            core = text.strip("%_ ")
-            if core in swap and core != text:
-                return exp.Literal.string(text.replace(core, swap[core]))
-        return node
-
-    return tree.transform(replace).sql(dialect=dialect)

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from sqlglot import exp
+
 from workers.tools.base import SqlRecord
-from workers.turns.answer_checks import Doubt, Verdict, rewrite
+from workers.turns.answer_checks import Doubt, Rewrite, Verdict, parse
 from workers.turns.guided_sql import is_empty
 from workers.turns.selection import Selection
 
@@ -89,3 +91,23 @@ def _rewritten(
 def doubt_line(doubts: Sequence[Doubt]) -> str:
     """The one line that tells the user what to doubt (the first doubt; the others are in the turn's trace)."""
     return doubts[0].say if doubts else ""
+
+
+def rewrite(sql: str, dialect: str | None, rewrites: Sequence[Rewrite]) -> str:
+    """`sql` with each rewritten literal replaced by its value (as a string literal, in LIKE patterns too)."""
+    tree = parse(sql, dialect)
+    if tree is None or not rewrites:
+        return sql
+    swap = {r.literal: r.value for r in rewrites}
+
+    def replace(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Literal) and node.is_string:
+            text = node.this
+            if text in swap:
+                return exp.Literal.string(swap[text])
+            core = text.strip("%_ ")
+            if core in swap and core != text:
+                return exp.Literal.string(text.replace(core, swap[core]))
+        return node
+
+    return tree.transform(replace).sql(dialect=dialect)

@@ -9,9 +9,11 @@ import re
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
+from workers.sql import sql_idioms
 from workers.sql.guard import dialect_for
 from workers.tools.base import SqlRecord
 from workers.turns.join_pruning import Shown
+from workers.turns.question_shape import asked_breakdown, asked_none, asked_share, asked_top
 from workers.turns.selection import Selection
 
 ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB", "mysql": "MySQL"}
@@ -52,10 +54,31 @@ def examples_text(selection: Selection) -> str:
     return "\n".join([head, *shown])
 
 
+def idioms_text(question: str, engine: str) -> str:
+    """The built-in SQL idioms that fit the question's shape (top N, a breakdown, a share, none of something), for
+    a database with no approved examples yet: a few lines on generic names, only those the question needs."""
+    lines = []
+    top = asked_top(question)
+    if top:
+        lines.append(sql_idioms.top(top))
+    breakdown = asked_breakdown(question)
+    if breakdown:
+        lines.append(sql_idioms.per_month(engine) if breakdown == "time" else sql_idioms.PER_GROUP)
+    if asked_share(question):
+        lines.append(sql_idioms.SHARE)
+    if asked_none(question):
+        lines.append(sql_idioms.NONE_OF)
+    if not lines:
+        return ""
+    return "\n".join(["SQL idioms of this question's kind (generic names, not this database):", *lines])
+
+
 def sql_prompt(question: str, selection: Selection, hint: str = "", earlier: str = "") -> str:
+    """The SQL call's message: the schema first (the part a server's prompt cache keeps across repairs), then the
+    examples or idioms, a repair's hint, the earlier question and the question."""
     engine = ENGINE_NAMES.get(selection.engine.lower(), selection.engine)
     parts = [f"{engine} database {selection.database}, the most relevant tables first:", selection.schema]
-    examples = examples_text(selection)
+    examples = examples_text(selection) or idioms_text(question, selection.engine)
     if examples:
         parts.append(examples)
     if hint:

@@ -54,6 +54,20 @@ def asked_breakdown(question: str) -> str:
     return ""
 
 
+_SHARE = re.compile(r"\b(percent|percentage|ratio|proportion|share|fraction|rate)\b|비율|퍼센트", re.IGNORECASE)
+_NONE = re.compile(r"\b(not\s+\w+\s+any|no\s+\w+|without|never|does not have|do not have|don't have)\b", re.IGNORECASE)
+
+
+def asked_share(question: str) -> bool:
+    """The question asks for a percentage, ratio or share."""
+    return _SHARE.search(question) is not None
+
+
+def asked_none(question: str) -> bool:
+    """The question asks for things that have none of something ("owners without dogs", "never ordered")."""
+    return _NONE.search(question) is not None
+
+
 def _rows(count: int) -> str:
     return f"{count} row" if count == 1 else f"{count} rows"
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from workers.tools.base import SqlRecord
-from workers.turns.answer_checks import Probes, Verdict, check, rewrite
+from workers.turns.answer_checks import Probes, Verdict, check
+from workers.turns.guided_checks import rewrite
 from workers.turns.question_shape import asked_breakdown, asked_top
 from workers.turns.value_linking import LinkedValue, held_match, korean_words
 
@@ -27,6 +28,8 @@ CARDS: dict[str, dict[str, Any]] = {
             {"name": "ORDER_DATE"},
             {"name": "AMOUNT"},
             {"name": "CITY", "values": ["Seoul", "Busan"]},  # a profiling sample: not every value
+            {"name": "STATUS", "codes": [{"code": "30", "meaning": "Shipped"}, {"code": "40", "meaning": "Delivered"}]},
+            {"name": "SHIP_CITY"},
             {
                 "name": "PAYMENT",
                 "codes": [{"code": "01", "meaning": "Credit Card"}, {"code": "04", "meaning": "Mobile Payment"}],
@@ -98,6 +101,18 @@ def test_a_code_is_rewritten_to_the_one_whose_meaning_the_question_names() -> No
     # a meaning written where the code belongs is rewritten to its code
     meaning = verdict("How many orders were paid by credit card?", sql.replace("'01'", "'Credit Card'"), [])
     assert [(r.literal, r.value) for r in meaning.rewrites] == [("Credit Card", "01")]
+
+
+def test_a_code_read_from_a_word_another_filter_answers_for_is_a_doubt() -> None:
+    both = "SELECT COUNT(*) FROM ORDERS WHERE SHIP_CITY = 'Busan' AND STATUS = '30'"
+    [doubt] = verdict("How many orders were shipped to Busan?", both, [[4]]).doubts
+    assert (
+        doubt.say
+        == "I read 'shipped' both as SHIP_CITY and as STATUS = '30' (Shipped); say if you did not mean the second."
+    )
+    assert "leave out STATUS = '30'" in doubt.hint
+    delivered = "SELECT COUNT(*) FROM ORDERS WHERE SHIP_CITY = 'Busan' AND STATUS = '40'"
+    assert kinds(verdict("How many orders shipped to Busan were delivered?", delivered, [[4]])) == []
 
 
 def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() -> None:
