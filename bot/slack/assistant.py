@@ -22,16 +22,16 @@ DM thread); those go to the ordinary message listener unchanged, so DM threads b
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.slack.web import ASSISTANT
-from core.access.permissions import resolve_principal
+from core.access.permissions import Principal, resolve_principal
 from core.cards.database_summary import summaries_for
 from core.config.file import ConfigFile
 from core.store.database import Store
 from core.store.models import Turn
-from core.store.repositories import channel_usage, conversations, search_queries
+from core.store.repositories import channel_usage, conversations, feedback, search_queries
 from core.store.repositories import turns as turn_repo
 from core.text.storable_text import storable
 
@@ -42,6 +42,8 @@ ASSISTANT_EVENTS = ("assistant_thread_started", "assistant_thread_context_change
 PROMPTS_TITLE = "Try asking"
 MAX_PROMPTS = 4
 TITLE_LIMIT = 80
+PROMPT_TITLE_LIMIT = 60
+QUESTIONS_PER_DATABASE = 2
 GREETING = (
     "Hi! Ask me a business question and I will find the right tables, run read-only SQL and show you the answer "
     "with the SQL. I can query {databases}. This conversation is private to you."
@@ -113,15 +115,40 @@ def viewed_channel_id(context: Mapping[str, Any] | None) -> str | None:
     return str(channel) if channel else None
 
 
-def suggested_prompts(databases: list[tuple[str, str | None]]) -> list[dict[str, str]]:
-    """Up to `MAX_PROMPTS` prompts, each naming one of `databases` (pinned with @name) or none."""
-    prompts = [
-        {
-            "title": f"What is in {name}?",
-            "message": f"@{name} What business data is in {name}, and which tables matter most?",
-        }
-        for name, _ in databases[: MAX_PROMPTS - 1]
-    ]
+def questions_to_suggest(
+    store: Store, config: ConfigFile, user_id: str, databases: list[tuple[str, str | None]]
+) -> list[tuple[str, str]]:
+    """(database, question) of the approved verified examples on `databases` whose tables the user may all see,
+    newest first: questions people ask, for the prompts."""
+    allowed = {name for name, _ in databases}
+    found: list[tuple[str, str]] = []
+    with store.transaction() as session:
+        principal = resolve_principal(session, config, "slack", user_id)
+        for example in reversed(feedback.examples(session, "approved")):
+            tables = [f"{example.database}.{t}" for t in example.tables]
+            if example.database in allowed and all(_visible(principal, t) for t in tables):
+                found.append((example.database, " ".join(example.question.split())))
+    return list(dict.fromkeys(found))
+
+
+def _visible(principal: Principal, qualified: str) -> bool:
+    """Whether the user may see table `database.[schema.]table`."""
+    database, _, table = qualified.partition(".")
+    schema, _, name = table.rpartition(".")
+    return bool(name) and principal.may_see(database, name, schema or None)
+
+
+def suggested_prompts(
+    databases: list[tuple[str, str | None]], questions: Sequence[tuple[str, str]] = ()
+) -> list[dict[str, str]]:
+    """Up to `MAX_PROMPTS` prompts, database by database in `databases`' order: the questions people ask of it
+    (`questions_to_suggest`, at most `QUESTIONS_PER_DATABASE`), then what it holds (pinned with @name)."""
+    prompts: list[dict[str, str]] = []
+    for name, _ in databases:
+        asked = [q for database, q in questions if database == name][:QUESTIONS_PER_DATABASE]
+        prompts += [{"title": thread_title(q, PROMPT_TITLE_LIMIT), "message": q} for q in asked]
+        about = f"@{name} What business data is in {name}, and which tables matter most?"
+        prompts.append({"title": f"What is in {name}?", "message": about})
     if databases:
         name = databases[0][0]
         prompts.append(
@@ -158,9 +185,9 @@ def thread_owner(store: Store, team: str, channel: str, thread: str) -> tuple[st
     return str(reference.get("user_id") or "") or None, bool(asked)
 
 
-def thread_title(question: str) -> str:
+def thread_title(question: str, limit: int = TITLE_LIMIT) -> str:
     text = " ".join(question.split())
-    return text if len(text) <= TITLE_LIMIT else text[: TITLE_LIMIT - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def first_question(store: Store, turn_id: int) -> str | None:

@@ -24,6 +24,7 @@ from bot.slack.assistant import (
     greeting,
     is_assistant_thread,
     permitted_databases,
+    questions_to_suggest,
     remember_thread,
     suggested_prompts,
     thread_owner,
@@ -95,7 +96,7 @@ def assistant_middleware(
         remember_thread(store, team=team, channel=channel, thread=thread_ts, user=user, context=context)
         databases, viewed = permitted_databases(store, config(), user, team=team, viewing=viewed_channel_id(context))
         say(greeting(databases, viewed))
-        prompts = suggested_prompts(databases)
+        prompts = suggested_prompts(databases, questions_to_suggest(store, config(), user, databases))
         if prompts:
             set_suggested_prompts(prompts=prompts, title=PROMPTS_TITLE)
 
@@ -117,7 +118,7 @@ def assistant_middleware(
         if asked:
             return
         databases, _ = permitted_databases(store, config(), user, team=team, viewing=viewed_channel_id(context))
-        prompts = suggested_prompts(databases)
+        prompts = suggested_prompts(databases, questions_to_suggest(store, config(), user, databases))
         if prompts:
             set_suggested_prompts(prompts=prompts, title=PROMPTS_TITLE)
 

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from core.store.models import Conversation, OutboxMessage
+from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import turns as turn_repo
 from tests.e2e.conftest import CHANNEL, ChatStack, event_payload
 from tests.fakes.model_server import Say
@@ -174,7 +175,8 @@ def test_a_question_in_an_assistant_thread_is_titled_shows_status_and_streams_on
     # The tool steps were task updates in the stream, which the answer then continued: one plan, all done.
     assert start.params["task_display_mode"] == "plan"
     titles_shown = [t["title"] for t in answer.tasks.values()]
-    assert titles_shown == ["Looking for tables about orders", "Reading ORD_MST", "Running SQL on erp"], titles_shown
+    expected = ["Looking for tables about orders", "Reading the order master table", "Running SQL on erp"]
+    assert titles_shown == expected, titles_shown
     assert all(t["history"] == ["in_progress", "complete"] for t in answer.tasks.values()), answer.tasks
     assert answer.plan_title == "Answered in 3 steps"
     assert answer.ts == start.answer["ts"]
@@ -263,3 +265,42 @@ def test_before_the_first_question_the_prompts_follow_the_channel_the_user_moves
     assert stack.post_slack(moved).status_code == 200
     assert stored_context(stack, thread_ts)["channel_id"] == "C0BILLING"
     assert "@billing" in prompts_shown(stack, thread_ts)[0]["message"]
+
+
+def test_prompts_offer_approved_questions_the_user_may_ask(chat_stack: ChatStack) -> None:
+    stack = chat_stack
+    asked = {
+        "How many orders shipped to Busan in 2024?": ("erp", ["ORD_MST"]),
+        "Who earns the most in sales?": ("erp", ["EMP_MST"]),  # the guest may not see EMP_*
+        "Which invoices are overdue?": ("billing", ["INV_HDR"]),  # nor billing
+    }
+    ids = []
+    with stack.world.installation.store.transaction() as session:
+        for question, (database, tables) in asked.items():
+            example = feedback_repo.add_example(
+                session,
+                turn_id=None,
+                question=question,
+                database=database,
+                sql="SELECT 1",
+                tables=tables,
+                platform="slack",
+                user_id="U_ADMIN",
+            )
+            feedback_repo.review_example(session, example, "approved", "U_ADMIN")
+            ids.append(example.id)
+    try:
+        start_thread(stack, "U_GUEST", "Ev_ASSIST_EXAMPLES")
+        prompts = prompts_shown(stack)
+        assert prompts[0] == {
+            "title": "How many orders shipped to Busan in 2024?",
+            "message": "How many orders shipped to Busan in 2024?",
+        }
+        shown = json.dumps(prompts)
+        assert "earns" not in shown
+        assert "invoices" not in shown
+        assert len(prompts) <= 4
+    finally:
+        with stack.world.installation.store.transaction() as session:
+            for example_id in ids:
+                feedback_repo.delete_example(session, example_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from catalog.card_text import render_card
+from core.text.naming import humanise
 from search.notes import notes_for_card
 from workers.models.types import ToolSpec
 from workers.tools.base import (
@@ -69,7 +70,8 @@ def run_card(context: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
 
 def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
     table = shown_table(context, arguments, arguments.get("table"))
-    return f"Reading {table}…" if table else "Reading a table…"
+    # in business words ("Reading the invoice header table…"): a status line is read by everyone in the channel
+    return f"Reading the {humanise(table)} table…" if table else "Reading a table…"
 
 
 CARD_TOOL = Tool(CARD_SPEC, run_card, _status)

@@ -13,6 +13,7 @@ from core.cards.card_policies import basis_without_figures
 from core.cards.card_view import rows_differ_for
 from core.store.models import JoinCandidate, SourceTable
 from core.store.repositories import catalog as catalog_repo
+from core.text.naming import humanise
 from workers.models.types import ToolSpec
 from workers.tools.base import (
     Tool,
@@ -145,8 +146,12 @@ def _status(context: ToolContext, arguments: dict[str, Any]) -> str:
     tables = arguments.get("tables")
     names = [shown_table(context, arguments, t) for t in tables] if isinstance(tables, list) else []
     if names and all(names):
-        return f"Finding how {', '.join(str(n) for n in names)} join…"
+        return f"Finding how {_listed([humanise(str(n)) for n in names])} join…"
     return "Finding how the tables join…"
+
+
+def _listed(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else words[0]
 
 
 JOIN_TOOL = Tool(JOIN_SPEC, run_join, _status)

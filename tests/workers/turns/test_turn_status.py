@@ -38,9 +38,11 @@ def test_status_lines_name_only_what_the_asker_may_see(turn_world: TurnWorld, fa
     assert "Finding how the tables join…" in guest
     assert "Listing tables…" in guest
     assert "Running SQL on erp…" in guest
-    assert "Reading ORD_MST…" in guest
-    sales = _status_lines(turn_world, fake_anthropic, "U_SALES", CALLS[4:])
-    assert "Reading ORD_MST…" in sales
+    assert "Reading the order master table…" in guest  # business words, not the table's code
+    joined = Call("find_join_path", {"database": "erp", "tables": ["ORD_MST", "CUST_MST"]})
+    sales = _status_lines(turn_world, fake_anthropic, "U_SALES", [*CALLS[4:], joined])
+    assert "Reading the order master table…" in sales
+    assert "Finding how order master and customer master join…" in sales
 
 
 def test_the_search_status_names_what_is_looked_for_in_the_askers_words_and_where(
