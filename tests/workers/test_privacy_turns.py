@@ -188,8 +188,8 @@ def privacy_on(turn_world: TurnWorld) -> Iterator[None]:
         path.write_text(before)
 
 
-def _run_both(turn_world: TurnWorld, server: FakeModelServer, thread: str) -> tuple[int, int]:
-    env = turn_world.environment(server)
+def _run_both(turn_world: TurnWorld, server: FakeModelServer, thread: str, turn_path: str = "auto") -> tuple[int, int]:
+    env = turn_world.environment(server, turn_path=turn_path)
     first = turn_world.submit(QUESTION, thread=thread)
     assert turn_world.run(env, first).status == "answered", turn_world.turn(first)
     second = turn_world.submit(FOLLOW_UP, thread=thread)
@@ -197,18 +197,24 @@ def _run_both(turn_world: TurnWorld, server: FakeModelServer, thread: str) -> tu
     return first, second
 
 
-@pytest.mark.parametrize("provider", ["fake_anthropic", "fake_openai"])
+@pytest.mark.parametrize(
+    ("provider", "path"),
+    [("fake_anthropic", "auto"), ("fake_openai", "auto"), ("fake_openai", "guided")],
+    ids=["anthropic", "openai", "openai-guided-setting"],
+)
 def test_no_source_value_reaches_the_model_in_privacy_mode(
     turn_world: TurnWorld,
     values: set[str],
     quoting_note: str,
     privacy_on: None,
     provider: str,
+    path: str,
     request: pytest.FixtureRequest,
 ) -> None:
     server: FakeModelServer = request.getfixturevalue(provider)
     server.script(_model(quoting_note))
-    first, second = _run_both(turn_world, server, thread=f"privacy on {provider}")
+    first, second = _run_both(turn_world, server, thread=f"privacy on {provider} {path}", turn_path=path)
+    assert "search_tables" in server.requests[0].exchange.tools  # the tool loop, also where the guided path is set
     assert len(server.requests) == 6
     assert _leaked(server, values) == set()
 
