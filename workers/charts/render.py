@@ -67,6 +67,7 @@ def chart_for(
         return None
     try:
         path = _write(_target(directory, name), _timed_png(chart.spec, name))
+        prune(directory)
     except Exception as exc:  # vl-convert raises ValueError for a spec it cannot draw; OSError for the file
         log.warning("chart %s could not be rendered: %s", name, exc, exc_info=True)
         return chart
@@ -115,3 +116,37 @@ def _write(target: Path, image: bytes) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+#: Chart images older than this are removed: the chat platform holds its own copy once the answer is delivered.
+KEEP_DAYS = 30
+#: How often one process looks for old images.
+PRUNE_EVERY_S = 3600.0
+_pruned_at: dict[Path, float] = {}
+
+
+def prune(directory: Path, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> int:
+    """Remove chart images (and temporary files a crash left) in `directory` older than `keep_days`, at most once
+    per `PRUNE_EVERY_S` per process; how many were removed. A file that cannot be removed is left for next time."""
+    current = time.time() if now is None else now
+    if current - _pruned_at.get(directory, float("-inf")) < PRUNE_EVERY_S:
+        return 0
+    _pruned_at[directory] = current
+    removed = 0
+    for path in directory.glob("*.png"):
+        removed += _remove_if_older(path, current - keep_days * 86400)
+    for path in directory.glob(".*.tmp"):
+        removed += _remove_if_older(path, current - 86400)
+    if removed:
+        log.info("removed %d chart images older than %g days from %s", removed, keep_days, directory)
+    return removed
+
+
+def _remove_if_older(path: Path, cutoff: float) -> int:
+    try:
+        if path.stat().st_mtime >= cutoff:
+            return 0
+        path.unlink()
+    except OSError:
+        return 0
+    return 1

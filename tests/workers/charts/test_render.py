@@ -4,6 +4,7 @@ render logged and answered with a Chart without an image, never raised."""
 from __future__ import annotations
 
 import logging
+import os
 import struct
 from pathlib import Path
 
@@ -102,3 +103,20 @@ def test_the_chart_travels_with_the_answer_and_reads_back(tmp_path: Path) -> Non
     answer = Answer(status="answered", text="Seoul ordered the most.", results=[cities()], chart=chart)
     back = Answer.from_stored(answer.to_json())
     assert back.chart == chart
+
+
+def test_old_chart_images_are_pruned_and_new_ones_kept(tmp_path: Path) -> None:
+    now = 2_000_000_000.0
+    old, new, other = tmp_path / "turn-1.png", tmp_path / "turn-2.png", tmp_path / "notes.txt"
+    crashed = tmp_path / ".turn-3.abc.tmp"
+    for path in (old, new, other, crashed):
+        path.write_bytes(b"x")
+    os.utime(old, (now - 31 * 86400, now - 31 * 86400))
+    os.utime(new, (now - 29 * 86400, now - 29 * 86400))
+    os.utime(other, (now - 400 * 86400, now - 400 * 86400))
+    os.utime(crashed, (now - 2 * 86400, now - 2 * 86400))
+    assert render.prune(tmp_path, now=now) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "turn-2.png"]
+    os.utime(new, (now - 40 * 86400, now - 40 * 86400))
+    assert render.prune(tmp_path, now=now + 60) == 0  # looked an hour ago: not again yet
+    assert render.prune(tmp_path, now=now + 3601) == 1
