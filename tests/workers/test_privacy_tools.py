@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -21,12 +21,12 @@ from core.answer.values import ValueKind
 from search.notes import save_note
 from tests.support import POSTGRES_SERVER
 from tests.turn_world import TurnWorld
-from workers.tools.base import Conversation, ToolContext
+from workers.tools.base import Conversation, SqlRecord, ToolContext
 from workers.tools.card_tool import run_card
 from workers.tools.privacy import error_without_values, head_without_values, result_shape, watch_without_values
 from workers.tools.search_tool import run_search
 from workers.tools.sql_tool import run as run_sql
-from workers.turns.private_answers import sql_without_literals
+from workers.turns.private_answers import NO_ROWS, private_answer, sql_without_literals
 
 
 def _context(turn_world: TurnWorld, session: Any, *, schema_only: bool) -> ToolContext:
@@ -206,3 +206,27 @@ def test_earlier_sql_is_shown_without_literals_or_the_policy_note() -> None:
         "SELECT SHIP_CITY, COUNT(*) FROM ORD_MST WHERE QTY > ? GROUP BY 1 ORDER BY 2 DESC LIMIT 10 OFFSET 5"
     )
     assert sql_without_literals("SELEC nothing FROM", "sqlite") is None
+
+
+def _answered(rows: list[list[Any]], model_text: str, question: str = "How many orders were placed in 2024?") -> str:
+    context = ToolContext(
+        session=cast(Any, None),
+        settings=cast(Any, None),
+        principal=Principal.for_operator(),
+        viewer=None,
+        author=UserRef("slack", "U_SALES"),
+        conversation=Conversation("slack", "T1", "C1", "answers", private=False),
+        encoders=cast(Any, None),
+        pins=[],
+        user_texts=[question],
+        schema_only=True,
+    )
+    context.sql_runs.append(SqlRecord("erp", "SELECT COUNT(*) FROM ORD_MST", ["COUNT(*)"], rows, False, None))
+    return private_answer(question, model_text, context)
+
+
+def test_the_private_answer_is_written_from_the_rows() -> None:
+    said = "This counts the orders placed in 2024."
+    assert _answered([[4750]], said) == f"4,750 orders were placed in 2024.\n{said}"
+    assert _answered([[4750]], "There were 4,812 orders.") == "4,750 orders were placed in 2024."  # made up: left out
+    assert _answered([], said) == f"{NO_ROWS}\n{said}"
