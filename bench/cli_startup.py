@@ -1,4 +1,5 @@
-"""Start-up time of light commands (issue 17: `tablescout --help` and `tablescout source list` within 0.5 s).
+"""Start-up time of light commands (issue 17: `tablescout --help` and `tablescout source list` within 0.5 s; issue 35:
+those, `note list` and `card` within 0.3 s).
 
 Each command runs as a user runs it (`python -m tablescout ...` in a fresh process) against an installation whose
 metadata store is a database on an embedded PostgreSQL this script starts once, so the figures leave out the store's
@@ -38,9 +39,10 @@ COMMANDS: dict[str, list[str]] = {
     "tablescout --help": ["--help"],
     "tablescout source list": ["source", "list"],
     "tablescout note list": ["note", "list"],
+    "tablescout card shop customers": ["card", "shop", "customers"],
     "tablescout init (store already current)": ["init"],
 }
-TARGET_S = 0.5
+TARGET_S = 0.3  # issue 35 (issue 17's was 0.5)
 
 
 def environment(home: Path, database_url: str) -> dict[str, str]:
@@ -108,13 +110,14 @@ def measure(args: list[str], env: dict[str, str], runs: int) -> dict[str, Any]:
 
 
 def prepare(home: Path, database_url: str) -> None:
-    """An initialised installation with one source, as a user has after the first steps."""
+    """An initialised installation with one analysed source, as a user has after the first steps."""
     env = environment(home, database_url)
     run(command_line(["init"]), env)
     db = home / "shop.sqlite"
     with sqlite3.connect(db) as con:
         con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
     run(command_line(["source", "add", "shop", f"sqlite:///{db}"]), env)
+    run(command_line(["analyze", "shop"]), env)  # `card` shows an analysed table
 
 
 def markdown(results: dict[str, Any]) -> str:

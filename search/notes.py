@@ -31,7 +31,6 @@ from core.store.repositories import notes as note_repo
 from core.store.repositories import search_queries as queries
 from core.store.repositories import sources as source_repo
 from search.encoders import Embedder
-from search.indexing import index_note
 from search.note_masks import reveals_masked
 
 MAX_NOTE_CHARS = 2000
@@ -215,6 +214,8 @@ def save_note(
         channel_id=channel_id,
         thread_id=thread_id,
     )
+    from search.indexing import index_note  # the indexing code, only when a note is written (not to list them)
+
     index_note(session, note.id, body, embedder)
     return SavedNote(note.id, source.name, [qualified(r.schema_name, r.name) for r in rows], private)
 
@@ -376,6 +377,8 @@ def edit_note(
     now = _now()
     if body is not None and body != note.text:
         note_repo.set_text(session, note.id, body, now)
+        from search.indexing import index_note
+
         index_note(session, note.id, body, embedder)
     if private is not None and private != note.private:
         note_repo.set_private(session, note.id, private, now)

@@ -14,8 +14,6 @@ from typing import Annotated
 
 import typer
 
-from catalog.card_text import render_card
-from core.cards.card_view import card_for_principal
 from core.errors import NotFoundError
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.search_cmd import principal_for
@@ -30,12 +28,10 @@ def card(
     user: Annotated[str | None, typer.Option("--user", help="Show the card as slack:ID or teams:ID sees it.")] = None,
 ) -> None:
     """Show a table card: role, copy_of, columns with stats and codes, joins, notes."""
-    # Imported here, not at the top, so that building the command line does not load the store and search code.
+    # Imported here, not at the top, so that building the command line does not load the store, card and search code.
+    from catalog.card_text import render_card
     from core.store.repositories import catalog as catalog_repo
     from core.store.repositories import sources as source_repo
-    from core.store.repositories.notes import for_table
-    from search.notes import notes_for_card
-    from workers.viewer_reads import SqlViewerReads
 
     config = settings()
     with current_store(config) as store, store.transaction() as session:
@@ -56,10 +52,16 @@ def card(
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise NotFoundError(f"{source.name} has no table {table!r}{hint}")
         if principal.operator:
+            from core.store.repositories.notes import for_table
+
             data = dict(row.card)
             shared = for_table(session, row.id)
             notes = [(n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in shared]
-        else:
+        else:  # the search and SQL code, only for a chat user's view
+            from core.cards.card_view import card_for_principal
+            from search.notes import notes_for_card
+            from workers.viewer_reads import SqlViewerReads
+
             facts = SqlViewerReads(session, config, principal).table_facts(database, row, "full")
             data = card_for_principal(principal, database, dict(row.card), facts)
             shown = notes_for_card(session, principal, row.id, viewer)
