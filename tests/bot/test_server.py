@@ -141,10 +141,16 @@ def test_healthz_is_503_when_the_store_is_unreachable(tmp_path: Path, slack: Fak
 
 
 def test_the_serve_command_says_what_is_missing(tmp_path: Path, store: Store) -> None:
+    """The HTTP API is always served, so no chat platform is needed; Redis is (turns go to the workers)."""
     url = store.engine.url.render_as_string(hide_password=False)
     result = run_cli(tmp_path, "serve", "--port", "3999", env={"TABLESCOUT_DATABASE_URL": url})
     assert result.returncode == 1
-    assert "nothing to serve" in result.stderr
+    assert "set TABLESCOUT_REDIS_URL" in result.stderr
+
+
+def test_nothing_to_serve_without_a_platform_or_another_surface(tmp_path: Path, store: Store) -> None:
+    with pytest.raises(ConfigError, match="nothing to serve"):
+        BotServer(isolated_settings(tmp_path, redis_url=REDIS_URL), store, send=nothing)
 
 
 def test_platforms_limit_what_is_served(store: Store, tmp_path: Path, slack: FakeSlack) -> None:
