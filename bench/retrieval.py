@@ -14,6 +14,7 @@ Each tuned constant is varied alone on every set (per database), and chosen leav
 the other sets is reported on the set left out. FIBEN is one database: per database equals pooled.
 
 Run:  python -m bench.retrieval [--sets spider,bird,fiben,beaver] [--step N] [--encoder NAME] [--no-constants]
+      (--encoder: a product encoder, or `minilm-static`, the static word pieces of bench.encoder_static)
       (writes bench/results/retrieval.json and retrieval.md; --step N keeps every N-th question of Spider and BIRD)
 """
 
@@ -69,7 +70,7 @@ from core.store.models import Note, NoteTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo
 from core.text import name_words
-from search.encoders import BiEncoderReranker, Embedder, make_embedder
+from search.encoders import ENCODERS, BiEncoderReranker, Embedder, make_embedder
 from search.indexing import index_note
 from search.service import Encoders
 
@@ -352,6 +353,21 @@ def bench_sets(work: Path, sets: Sequence[str], step: int) -> Iterator[BenchSet]
             raise SystemExit(f"unknown set {name!r}; choose among spider, bird, fiben, beaver")
 
 
+def _embedder(encoder: str, home: Path) -> Embedder:
+    """A product encoder (search.encoders) or one of the encoder benchmark's 384-dimension options (the static word
+    pieces, `minilm-static`: the fast encoder of two-speed indexing, measured alone)."""
+    if encoder in ENCODERS:
+        return make_embedder(encoder, home)
+    from bench.encoder_options import OPTIONS
+
+    option = OPTIONS.get(encoder)
+    if option is None or not option.in_store:
+        known = [*ENCODERS, *(k for k, o in OPTIONS.items() if o.in_store and k not in ENCODERS)]
+        raise SystemExit(f"unknown encoder {encoder!r}; choose among {', '.join(known)}")
+    made: Embedder = option.make(home)
+    return made
+
+
 def main() -> int:
     current_run()
     parser = argparse.ArgumentParser(prog=program(), description=__doc__.split("\n\n")[0])
@@ -364,7 +380,7 @@ def main() -> int:
     parser.add_argument("--name", default="retrieval", help="results file name under bench/results (without suffix)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ts-bench-retrieval-"))
-    embedder = CachedEmbedder(make_embedder(args.encoder, work / "home"))
+    embedder = CachedEmbedder(_embedder(args.encoder, work / "home"))
     results: dict[str, Any] = {
         "encoder": args.encoder,
         "model": embedder.name,

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core.access.permissions import Principal
 from core.store.repositories import feedback as feedback_repo
 from core.store.repositories import notes as notes_repo
-from core.store.repositories import search_queries as queries
+from core.store.repositories import search_stats
 
 MIN_SIMILARITY = 0.6  # cosine similarity of the two questions below which an example is not shown
 FETCH = 20  # nearest examples read before filtering by what the reader may see
@@ -50,9 +50,12 @@ def examples_for(
     """Up to `limit` approved examples on `databases` whose question is close to the one `vector` embeds, nearest
     first, each one the principal may see in full."""
     allowed = [d for d in databases if principal.may_see(d)]
-    if not allowed or not feedback_repo.any_approved(session):
+    if not allowed:
         return []
-    source_ids = {s.name: s.id for s in queries.sources(session)}
+    context = search_stats.search_context(session)  # read once per transaction, with the search's sources
+    if not context.any_approved_example:
+        return []
+    source_ids = {s.name: s.id for s in context.sources}
     hits: list[ExampleHit] = []
     for example, similarity in feedback_repo.nearest_approved(session, vector, allowed, FETCH):
         if similarity < min_similarity or example.database not in source_ids or not example.tables:

@@ -20,6 +20,7 @@ from core.access.viewer_facts import ViewerReads
 from core.errors import NotFoundError
 from core.store.repositories import search_queries as queries
 from core.store.repositories import search_rows, search_stats
+from core.store.repositories.search_batch import NoteQuery
 from search import families
 from search.candidates import build_candidate
 from search.coverage import cover, depth
@@ -45,7 +46,7 @@ from search.request import validate_request
 from search.reranking import RERANK_DEPTH, rerank
 from search.source_choices import source_choices
 from search.text_rankings import RETRIEVE, text_rankings
-from search.values import ValueMatch, value_matches, visible_matches
+from search.values import VALUE_HITS, ValueMatch, matches_in, value_query, visible_matches
 from search.viewer_cards import ViewerCards
 
 #: A term of digits and date punctuation only ("2024", "2024-03") is a filter value, not a name of anything: as a
@@ -110,7 +111,13 @@ def search_tables(
     common = search_stats.common_words(session)
     names = {c.source_id: c.name for c in choices}
     masked = MaskedHits(session, principal, names, space)
-    rankings, matched, part_rankings = text_rankings(
+    notes_asked = (
+        NoteQuery(tsquery(request.question, common), english.tolist(), viewer, RETRIEVE, NOTE_SIMILARITY)
+        if "note" in request.signals
+        else None
+    )
+    values_query = value_query(request.question) if request.values else None
+    rankings, matched, part_rankings, others = text_rankings(
         session,
         texts,
         weights,
@@ -123,18 +130,12 @@ def search_tables(
         1 + len(terms),
         request.bm25,
         multilingual,
+        notes_asked,  # read in the rankings' statement
+        (values_query, VALUE_HITS) if values_query is not None else None,
     )
     note_texts: dict[int, list[str]] = {}
-    if "note" in request.signals:
-        note_hits = queries.note_hits(
-            session,
-            tsquery(request.question, common),
-            english.tolist(),
-            source_ids,
-            viewer,
-            RETRIEVE,
-            NOTE_SIMILARITY,
-        )
+    if notes_asked is not None:
+        note_hits = others.notes
         seen = seen_in_full(session, principal, [h.note_id for h in note_hits])
         note_hits = [h for h in note_hits if h.note_id in seen]  # a note on a hidden table is not a signal either
         rankings.append((best_first((h.table_id, h.score) for h in note_hits), 1.0))
@@ -151,7 +152,7 @@ def search_tables(
             matched.setdefault(table_id, set()).add("example")
     values: dict[int, list[ValueMatch]] = {}
     if request.values:
-        found = value_matches(session, request.question, source_ids)
+        found = matches_in(request.question, others.values)
         values = visible_matches(
             principal, found, search_rows.tables(session, list(found), with_cards=False), names, reads
         )

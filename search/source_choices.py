@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
-from core.store.repositories import search_rows
+from core.store.repositories import search_stats
 from search.database_selection import SourceChoice
 from search.request import SearchInputError
 
@@ -18,7 +18,7 @@ def source_choices(session: Session, principal: Principal, pins: Sequence[str]) 
     choices are every database the principal may see, by name; with pins, the pinned ones in the order first
     pinned, matched case-insensitively by name or alias. SearchInputError for a pin that names no database or one
     the principal may not see."""
-    registered = search_rows.sources(session)
+    registered = search_stats.search_context(session).sources  # with the statistics, in one statement
     allowed = [s for s in registered if principal.may_see(s.name)]
     to_choice = {
         s.name: SourceChoice(

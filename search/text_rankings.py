@@ -1,6 +1,7 @@
 """The per-text rankings of a table search: for the question, each extra term and each phrase of the question, the
 tables by meaning and by words, read in as few statements as the texts allow, and each phrase's own rankings for
-coverage (`search.coverage`)."""
+coverage (`search.coverage`). The search's note and value hits come in the same statement as the rankings by words
+and the phrases' rankings by meaning (`search_batch.rankings`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from core.store.repositories import search_queries as queries
+from core.store.repositories.search_batch import NoteQuery, RankingQuery, RankingRows, rankings
 from search.coverage import PartRanking
 from search.fusion import best_first
 from search.masked_hits import MaskedHits
@@ -32,17 +34,31 @@ def text_rankings(
     phrases_from: int,
     bm25: bool,
     multilingual: bool = False,
-) -> tuple[list[tuple[list[int], float]], dict[int, set[str]], list[PartRanking]]:
+    notes: NoteQuery | None = None,
+    values: tuple[str, int] | None = None,
+) -> tuple[list[tuple[list[int], float]], dict[int, set[str]], list[PartRanking], RankingRows]:
     """Per-table rankings by meaning and by words for the question, each extra term and each phrase of the
     question, weighted by `weights`; hits on tables with columns masked for the reader are scored on what the
     reader sees (`search.masked_hits`). Texts from `phrases_from` on are the question's phrases: searched by words
     over the whole index, by meaning only among the tables the other rankings found (a phrase's meaning orders
     what the question found; searching the whole index for it costs a vector search each). Also each phrase's own
     rankings, for coverage (`search.coverage`). `vectors` are of the multilingual space when `multilingual`.
-    `first_hits`, when given, are the question's meaning hits already read. Returns (weighted rankings, the
-    signals that found each table, each phrase's rankings)."""
-    semantic_found, keyword_found = _hits(
-        session, texts, source_ids, signals, vectors, first_hits, common, phrases_from, bm25, multilingual
+    `first_hits`, when given, are the question's meaning hits already read. `notes` and `values` ask for the
+    search's note and value hits, read with the rankings. Returns (weighted rankings, the signals that found each
+    table, each phrase's rankings, the note and value hits)."""
+    semantic_found, keyword_found, others = _hits(
+        session,
+        texts,
+        source_ids,
+        signals,
+        vectors,
+        first_hits,
+        common,
+        phrases_from,
+        bm25,
+        multilingual,
+        notes,
+        values,
     )
     rankings: list[tuple[list[int], float]] = []
     own: dict[int, tuple[list[int], list[int]]] = {}
@@ -65,7 +81,7 @@ def text_rankings(
                 matched.setdefault(table_id, set()).add("keyword")
         own[index] = (by_meaning, by_words)
     parts = [PartRanking(texts[i], *own[i]) for i in range(phrases_from, len(texts))]
-    return rankings, matched, parts
+    return rankings, matched, parts, others
 
 
 def _hits(
@@ -79,9 +95,11 @@ def _hits(
     phrases_from: int,
     bm25: bool,
     multilingual: bool,
-) -> tuple[dict[int, list[queries.Hit]], dict[int, tuple[str, list[queries.Hit]]]]:
+    notes: NoteQuery | None,
+    values: tuple[str, int] | None,
+) -> tuple[dict[int, list[queries.Hit]], dict[int, tuple[str, list[queries.Hit]]], RankingRows]:
     """The store's hits for each text, before masks: (text index → meaning hits, text index → (its to_tsquery
-    expression, word hits)). A text with no query words has no entry in the second."""
+    expression, word hits), the note and value hits). A text with no query words has no entry in the second."""
     keyword_found: dict[int, tuple[str, list[queries.Hit]]] = {}
     semantic_found: dict[int, list[queries.Hit]] = {}
     words_only: dict[int, str] = {}  # texts searched by words alone: all in one statement below
@@ -101,15 +119,30 @@ def _hits(
         semantic_found[index] = semantic
         if query:
             keyword_found[index] = (query, keyword)
-    found_by_words = queries.keyword_hits_of(session, list(words_only.values()), source_ids, RETRIEVE, bm25)
-    for (index, query), keyword in zip(words_only.items(), found_by_words, strict=True):
-        keyword_found[index] = (query, keyword)
+    among: list[list[float]] = []
+    known: set[int] = set()
     if "semantic" in signals and len(texts) > phrases_from:
-        found = {h.table_id for hits in semantic_found.values() for h in hits}
-        found |= {h.table_id for _, hits in keyword_found.values() for h in hits}
-        among = queries.semantic_among(
-            session, [v.tolist() for v in vectors[phrases_from:]], sorted(found), multilingual
-        )
-        for offset, hits in enumerate(among):
-            semantic_found[phrases_from + offset] = hits[:RETRIEVE]
-    return semantic_found, keyword_found
+        # The phrases order the tables every other ranking found: those found so far, and those the texts
+        # searched by words find in the same statement.
+        among = [v.tolist() for v in vectors[phrases_from:]]
+        known = {h.table_id for hits in semantic_found.values() for h in hits}
+        known |= {h.table_id for _, hits in keyword_found.values() for h in hits}
+    found = rankings(
+        session,
+        RankingQuery(
+            source_ids,
+            RETRIEVE,
+            bm25,
+            list(words_only.values()),
+            among,
+            sorted(known),
+            multilingual,
+            notes,
+            values,
+        ),
+    )
+    for (index, query), keyword in zip(words_only.items(), found.keyword, strict=True):
+        keyword_found[index] = (query, keyword)
+    for offset, hits in enumerate(found.among):
+        semantic_found[phrases_from + offset] = hits[:RETRIEVE]
+    return semantic_found, keyword_found, found

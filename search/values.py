@@ -22,7 +22,8 @@ from core.access.permissions import Principal
 from core.access.viewer_facts import ViewerReads
 from core.cards.card_view import rows_differ_for
 from core.store.models import SourceTable
-from core.store.repositories import search_values
+from core.store.repositories.search_batch import RankingQuery, rankings
+from core.store.repositories.search_values import ValueHit
 from search.query_text import STOPWORDS, stem
 
 #: Value hits read per search; enough for every table a question's values could name.
@@ -71,13 +72,19 @@ def value_query(question: str) -> str | None:
 
 
 def value_matches(session: Session, question: str, source_ids: Sequence[int]) -> dict[int, list[ValueMatch]]:
-    """Values the question names, per table (filter them with `visible_matches` before use)."""
+    """Values the question names, per table (filter them with `visible_matches` before use); a search reads them
+    with its rankings and calls `matches_in`."""
     query = value_query(question)
-    if query is None:
+    if query is None or not source_ids:
         return {}
+    return matches_in(question, rankings(session, RankingQuery(source_ids, 0, values=(query, VALUE_HITS))).values)
+
+
+def matches_in(question: str, hits: Sequence[ValueHit]) -> dict[int, list[ValueMatch]]:
+    """Values the question names, per table, from the value index's hits for `value_query(question)`."""
     asked = _tokens(question)
     found: dict[int, list[ValueMatch]] = {}
-    for hit in search_values.value_hits(session, query, source_ids, VALUE_HITS):
+    for hit in hits:
         words = {w.lower() for w in _TOKEN.findall(hit.value)}
         if not words or not words <= asked:
             continue

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 
 from core.store.models import SearchChunk, Source, SourceTable
 from core.store.repositories import bm25, search_index
-from core.store.repositories import search_queries as queries
 from search.query_text import tsquery
+from tests.store.batch_support import keyword_hits_of
 
 # Head chunk texts of two databases (one invisible table in the first). "order" is everywhere in the first
 # database, "ledger" once; the second database is all about ledgers.
@@ -96,7 +96,7 @@ def test_scores_are_okapi_bm25_over_the_chunks_of_the_searched_database(
 ) -> None:
     first = bm25_catalog["sources"][0]
     query = words_query("ledger of every order")
-    hits = queries.keyword_hits_of(session, [query], [first], 10, bm25=True)[0]
+    hits = keyword_hits_of(session, [query], [first], 10, bm25=True)[0]
     # the invisible table (gone from its source) is no document: not returned, not in the statistics
     expected = okapi({k: v for k, v in FIRST.items() if k != "HIDDEN"}, ["ledger", "order"])
     names = {v: k for k, v in bm25_catalog["ids"].items()}
@@ -109,8 +109,8 @@ def test_a_word_common_in_the_searched_database_weighs_little_there(
 ) -> None:
     first, second = bm25_catalog["sources"]
     query = words_query("ledger account")
-    alone = {h.table_id: h.score for h in queries.keyword_hits_of(session, [query], [first], 10, bm25=True)[0]}
-    pooled = {h.table_id: h.score for h in queries.keyword_hits_of(session, [query], [first, second], 10, bm25=True)[0]}
+    alone = {h.table_id: h.score for h in keyword_hits_of(session, [query], [first], 10, bm25=True)[0]}
+    pooled = {h.table_id: h.score for h in keyword_hits_of(session, [query], [first, second], 10, bm25=True)[0]}
     ledger = bm25_catalog["ids"]["GENERAL_LEDGER"]
     assert pooled[ledger] < alone[ledger]  # among the second database's ledgers the word says less
     assert len(pooled) == 7
@@ -121,7 +121,7 @@ def test_a_readers_own_chunk_text_scores_as_the_stored_one_would(
 ) -> None:
     first = bm25_catalog["sources"][0]
     query = words_query("customer amount")
-    stored = {h.table_id: h.score for h in queries.keyword_hits_of(session, [query], [first], 10, bm25=True)[0]}
+    stored = {h.table_id: h.score for h in keyword_hits_of(session, [query], [first], 10, bm25=True)[0]}
     orders = [text for _, _, text in chunk_texts(FIRST["ORDERS"])]
     given = bm25.given_scores(session, [*orders, "nothing to find here", "customer name city"], query, [first])
     best = max(s for s in given[:2] if s is not None)
@@ -138,8 +138,8 @@ def test_several_queries_come_back_in_one_statement_each_as_ranked_alone(
     first, second = bm25_catalog["sources"]
     texts = [tsquery(t) for t in ("ledger", "order status", "customer city")]
     assert all(texts)
-    found = queries.keyword_hits_of(session, [t for t in texts if t], [first, second], 10, bm25=True)
+    found = keyword_hits_of(session, [t for t in texts if t], [first, second], 10, bm25=True)
     for query, hits in zip(texts, found, strict=True):
         assert query is not None
-        assert hits == queries.keyword_hits_of(session, [query], [first, second], 10, bm25=True)[0]
+        assert hits == keyword_hits_of(session, [query], [first, second], 10, bm25=True)[0]
     assert found[1][0].table_id == bm25_catalog["ids"]["ORDER_HIST"]

@@ -11,9 +11,19 @@ import pytest
 from sqlalchemy import event, func, text
 from sqlalchemy.orm import Session
 
-from core.store.models import EMBEDDING_DIMENSIONS, Note, NoteTable, SearchChunk, Source, SourceTable
-from core.store.repositories import search_index
+from core.store.models import (
+    EMBEDDING_DIMENSIONS,
+    Note,
+    NoteTable,
+    SearchChunk,
+    Source,
+    SourceTable,
+    VerifiedExample,
+)
+from core.store.repositories import search_batch, search_index, search_stats, search_values
 from core.store.repositories import search_queries as queries
+from core.store.repositories.search_batch import NoteQuery, RankingQuery
+from tests.store.batch_support import keyword_hits_of, note_hits, semantic_among
 
 WORDS = ("order", "customer", "invoice", "payment", "shipment", "stock", "employee", "ledger")
 
@@ -127,7 +137,7 @@ def test_hybrid_hits_are_both_rankings_in_one_statement(session: Session, catalo
     query = _unit(catalog["rng"])
     sources = catalog["sources"]
     semantic = queries.semantic_hits(session, query, sources, 8)
-    keyword = queries.keyword_hits_of(session, ["invoice | ledger"], sources, 8)[0]
+    keyword = keyword_hits_of(session, ["invoice | ledger"], sources, 8)[0]
     assert keyword
     assert semantic
     with statements(session) as sent:
@@ -143,14 +153,14 @@ def test_several_word_queries_are_ranked_in_one_statement(session: Session, cata
     sources = catalog["sources"]
     texts = ["invoice | ledger", "payment", "customer & payment"]
     with statements(session) as sent:
-        found = queries.keyword_hits_of(session, texts, sources, 8)
+        found = keyword_hits_of(session, texts, sources, 8)
     assert len(sent) == 1
     assert all(found)
     for query, hits in zip(texts, found, strict=True):
         alone = queries.hybrid_hits(session, None, query, sources, 8)[1]
         assert [(h.table_id, round(h.score, 5)) for h in hits] == [(h.table_id, round(h.score, 5)) for h in alone]
-    assert queries.keyword_hits_of(session, [], sources, 8) == []
-    assert queries.keyword_hits_of(session, texts, [], 8) == [[], [], []]
+    assert keyword_hits_of(session, [], sources, 8) == []
+    assert keyword_hits_of(session, texts, [], 8) == [[], [], []]
 
 
 def test_semantic_among_ranks_only_the_given_tables_for_each_vector_in_one_statement(
@@ -160,18 +170,48 @@ def test_semantic_among_ranks_only_the_given_tables_for_each_vector_in_one_state
     everything = brute_force(catalog, first, catalog["sources"])
     given = sorted(t for t, _ in everything[::3])  # a third of the tables, from both sources
     with statements(session) as sent:
-        among = queries.semantic_among(session, [first, second], given)
+        among = semantic_among(session, [first, second], given)
     assert len(sent) == 1
     for vector, hits in zip((first, second), among, strict=True):
         expected = [(t, round(score, 4)) for t, score in brute_force(catalog, vector, catalog["sources"]) if t in given]
         assert [(h.table_id, round(h.score, 4)) for h in hits] == expected
         assert all(h.source_id == catalog["owner"][h.table_id] for h in hits)
-    assert queries.semantic_among(session, [first], []) == [[]]
+    assert semantic_among(session, [first], []) == [[]]
+
+
+def test_a_searchs_rankings_notes_and_values_come_in_one_statement_as_each_alone(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    sources = catalog["sources"]
+    rng = catalog["rng"]
+    table_id = next(t for t in catalog["owner"] if t not in catalog["invisible"])
+    note = Note(text="ledger entries by month", author_platform="slack", author_id="U1", private=False)
+    note.tsv = func.to_tsvector("simple", note.text)
+    note.embedding = _unit(rng)
+    session.add(note)
+    session.flush()
+    session.add(NoteTable(note_id=note.id, table_id=table_id))
+    search_values.sync_values(session, sources[0], {(table_id, "region", "north ledger"), (table_id, "kind", "ledger")})
+    session.flush()
+    texts = ["invoice | ledger", "payment"]
+    vectors = [_unit(rng), _unit(rng)]
+    notes = NoteQuery("ledger", _unit(rng), None, 10, -1.0)
+    asked = RankingQuery(sources, 8, True, texts, vectors, [table_id], notes=notes, values=("'ledger'", 50))
+    with statements(session) as sent:
+        together = search_batch.rankings(session, asked)
+    assert len(sent) == 1
+    assert together.keyword == keyword_hits_of(session, texts, sources, 8, bm25=True)
+    found = {table_id} | {h.table_id for hits in together.keyword for h in hits}
+    assert together.among == semantic_among(session, vectors, sorted(found))
+    assert together.notes == note_hits(session, "ledger", notes.vector, sources, None, 10, -1.0)
+    assert [h.text for h in together.notes] == ["ledger entries by month"] * 2  # by words first, then by meaning
+    assert [(v.value, v.column) for v in together.values] == [("ledger", "kind"), ("north ledger", "region")]
+    assert together.values == search_batch.rankings(session, RankingQuery(sources, 0, values=("'ledger'", 50))).values
 
 
 def test_keyword_hits_leave_out_invisible_tables_and_other_sources(session: Session, catalog: dict[str, Any]) -> None:
     first = catalog["sources"][0]
-    hits = queries.keyword_hits_of(session, ["payment"], [first], 50)[0]
+    hits = keyword_hits_of(session, ["payment"], [first], 50)[0]
     assert hits
     assert all(catalog["owner"][h.table_id] == first for h in hits)
     assert catalog["invisible"].isdisjoint(h.table_id for h in hits)  # table 3's words are "payment"
@@ -194,6 +234,34 @@ def test_search_stats_are_read_once_per_transaction_until_indexing_changes_them(
     assert queries.chunk_count(session, [first]) == 30
 
 
+def test_the_search_context_reads_sources_statistics_and_examples_in_one_statement(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    first, second = catalog["sources"]
+    with statements(session) as sent:
+        context = search_stats.search_context(session)
+        assert [s.name for s in context.sources] == ["q0", "q1"]
+        assert context.any_approved_example is False
+        assert context.stats.searched([first, second]) == 27 + 30
+        assert queries.chunk_count(session, [second]) == 30  # the statistics came with it
+        assert search_stats.search_context(session) is context
+    assert len(sent) == 1
+    session.add(
+        VerifiedExample(
+            question="q",
+            database="q0",
+            sql="SELECT 1",
+            tables=["T0_0"],
+            status="approved",
+            proposed_by_platform="slack",
+            proposed_by="U1",
+        )
+    )
+    session.flush()
+    search_index.set_chunk_count(session, first)  # indexing forgets the context with the statistics
+    assert search_stats.search_context(session).any_approved_example is True
+
+
 def test_note_hits_come_in_one_statement_word_matches_first(session: Session, catalog: dict[str, Any]) -> None:
     rng = catalog["rng"]
     table_id = next(t for t in catalog["owner"] if t not in catalog["invisible"])
@@ -207,7 +275,7 @@ def test_note_hits_come_in_one_statement_word_matches_first(session: Session, ca
         session.add(NoteTable(note_id=note.id, table_id=table_id))
     session.flush()
     with statements(session) as sent:
-        hits = queries.note_hits(session, "refunds", query, catalog["sources"], None, 10, 0.5)
+        hits = note_hits(session, "refunds", query, catalog["sources"], None, 10, 0.5)
     assert len(sent) == 1
     assert [h.text for h in hits] == ["refunds are booked as negative payments", "regional figures"]
     assert hits[0].score > 1.0 > hits[1].score >= 0.5
@@ -217,7 +285,7 @@ def test_text_ranks_rank_each_text_like_a_stored_chunk_in_one_statement(
     session: Session, catalog: dict[str, Any]
 ) -> None:
     first = catalog["sources"][0]
-    stored = {h.table_id: h.score for h in queries.keyword_hits_of(session, ["customer & payment"], [first], 50)[0]}
+    stored = {h.table_id: h.score for h in keyword_hits_of(session, ["customer & payment"], [first], 50)[0]}
     table_id = next(iter(stored))
     texts = session.scalars(
         text("SELECT text FROM search_chunks WHERE table_id = :t ORDER BY ordinal"), {"t": table_id}

@@ -62,7 +62,7 @@ def _visible_table_ids(source_ids: Sequence[int]) -> Any:
     return select(SourceTable.id).where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
 
 
-def _chunk_vectors(multilingual: bool) -> Any:
+def chunk_vectors(multilingual: bool) -> Any:
     """The chunks' vector column of a space: MiniLM's, or the multilingual one (search.multilingual)."""
     return SearchChunk.ml_embedding if multilingual else SearchChunk.embedding
 
@@ -85,12 +85,12 @@ def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int, 
         select(
             SearchChunk.table_id.label("table_id"),
             SearchChunk.source_id.label("source_id"),
-            (_chunk_vectors(multilingual).cosine_distance(vector) + literal(0.0)).label("distance"),
+            (chunk_vectors(multilingual).cosine_distance(vector) + literal(0.0)).label("distance"),
         )
         .where(
             SearchChunk.source_id == _ids(source_ids),
             SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
-            _chunk_vectors(multilingual).is_not(None),
+            chunk_vectors(multilingual).is_not(None),
         )
         .offset(0)
         .subquery()
@@ -152,32 +152,7 @@ def semantic_hits(
     return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
 
 
-def semantic_among(
-    session: Session, vectors: Sequence[list[float]], table_ids: Sequence[int], multilingual: bool = False
-) -> list[list[Hit]]:
-    """For each vector, the given tables by their nearest chunk, best first: an exact scan over those tables'
-    chunks only (read by the table_id index), one statement for all the vectors."""
-    if not vectors or not table_ids:
-        return [[] for _ in vectors]
-    parts = []
-    column = _chunk_vectors(multilingual)
-    for index, vector in enumerate(vectors):
-        distance = column.cosine_distance(vector) + literal(0.0)
-        parts.append(
-            select(literal(index).label("part"), SearchChunk.table_id, func.min(distance), SearchChunk.source_id)
-            .where(SearchChunk.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
-            .where(column.is_not(None))
-            .group_by(SearchChunk.table_id, SearchChunk.source_id)
-        )
-    found: list[list[Hit]] = [[] for _ in vectors]
-    for part, table_id, value, source_id in session.execute(union_all(*parts)).all():
-        found[int(part)].append(Hit(table_id, 1.0 - float(value), source_id))
-    for hits in found:
-        hits.sort(key=lambda h: (-h.score, h.table_id))
-    return found
-
-
-def _keyword_statement(query: str, source_ids: Sequence[int], limit: int, bm25: bool = False) -> Any:
+def keyword_statement(query: str, source_ids: Sequence[int], limit: int, bm25: bool = False) -> Any:
     """(table_id, rank) best first: each table's best chunk by BM25 (`core.store.repositories.bm25`) or by
     `ts_rank_cd`."""
     if bm25:
@@ -199,26 +174,6 @@ def _keyword_statement(query: str, source_ids: Sequence[int], limit: int, bm25: 
     )
 
 
-def keyword_hits_of(
-    session: Session, queries: Sequence[str], source_ids: Sequence[int], limit: int, bm25: bool = False
-) -> list[list[Hit]]:
-    """Tables by their best chunk's full-text rank for any word of each query (to_tsquery expressions), in one
-    statement: BM25 with `bm25`, else `ts_rank_cd`."""
-    if not queries or not source_ids:
-        return [[] for _ in queries]
-    parts = []
-    for index, query in enumerate(queries):
-        keyword = _keyword_statement(query, source_ids, limit, bm25).subquery()
-        parts.append(select(literal(index).label("part"), keyword.c.table_id, keyword.c.rank))
-    stmt = parts[0] if len(parts) == 1 else union_all(*parts)
-    found: list[list[Hit]] = [[] for _ in queries]
-    for part, table_id, rank in session.execute(stmt).all():
-        found[int(part)].append(Hit(table_id, float(rank)))
-    for hits in found:  # UNION ALL keeps each part's rows but not their order across parts
-        hits.sort(key=lambda h: (-h.score, h.table_id))
-    return found
-
-
 def hybrid_hits(
     session: Session,
     vector: list[float] | None,
@@ -237,7 +192,7 @@ def hybrid_hits(
         semantic = _semantic_statement(session, vector, source_ids, limit, multilingual).subquery()
         parts.append(select(literal("s").label("kind"), semantic.c.table_id, semantic.c.distance, semantic.c.source_id))
     if query:
-        keyword = _keyword_statement(query, source_ids, limit, bm25).subquery()
+        keyword = keyword_statement(query, source_ids, limit, bm25).subquery()
         parts.append(select(literal("k").label("kind"), keyword.c.table_id, keyword.c.rank, literal(0)))
     stmt = parts[0] if len(parts) == 1 else union_all(*parts)
     semantic_found: list[Hit] = []
@@ -253,19 +208,17 @@ def hybrid_hits(
     return semantic_found, keyword_found
 
 
-def note_hits(
-    session: Session,
+def note_statement(
     query: str | None,
     vector: list[float],
     source_ids: Sequence[int],
     viewer: UserRef | None,
     limit: int,
     min_similarity: float,
-) -> list[NoteHit]:
-    """Notes that match the question by words or by meaning, with the tables they are attached to: the word
-    matches first (scored 1 + rank), then the meaning matches, each best first; one statement."""
-    if not source_ids:
-        return []
+) -> Any:
+    """(id, table_id, text, score, part) of the notes that match the question by words (part 0, scored 1 + rank)
+    or by meaning (part 1), with the tables they are attached to, each part best first
+    (`search_batch.rankings` reads it with a search's other rankings)."""
     platform, user_id = viewer if viewer else (None, None)
     base = (
         select(Note.id, NoteTable.table_id, Note.text)
@@ -285,10 +238,7 @@ def note_hits(
         Note.embedding.is_not(None), similarity >= min_similarity
     )
     parts.append(meaning.order_by(similarity.desc()).limit(limit).subquery())
-    stmt = union_all(*(select(p.c.id, p.c.table_id, p.c.text, p.c.score, p.c.part) for p in parts))
-    rows = list(session.execute(stmt).all())
-    rows.sort(key=lambda r: (r.part, -float(r.score)))
-    return [NoteHit(n, t, float(score), body) for n, t, body, score, _ in rows]
+    return union_all(*(select(p.c.id, p.c.table_id, p.c.text, p.c.score, p.c.part) for p in parts))
 
 
 def text_ranks(session: Session, keywords: Sequence[str], query: str) -> list[float | None]:

@@ -1,15 +1,19 @@
 """What choosing a table search's plan reads: each source's chunk count and the common words, once per transaction,
-and the HNSW index's `ef_search` for a search over a share of the chunks."""
+and the HNSW index's `ef_search` for a search over a share of the chunks.
+
+`search_context` reads them with the registered sources and whether any approved example exists, in one statement
+and once per transaction: what a search reads before its rankings costs one round trip.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import ARRAY, Text, func, literal, literal_column, select, text
+from sqlalchemy import ARRAY, Text, exists, func, literal, literal_column, select, text
 from sqlalchemy.orm import Session
 
-from core.store.models import CommonWord, Source
+from core.store.models import CommonWord, Source, VerifiedExample
 
 #: Chunks the HNSW index returns when every chunk may match; a search over a share of the chunks (some databases,
 #: or a user who may see only some) asks for proportionally more, so about as many of them survive the filter.
@@ -18,6 +22,7 @@ HNSW_EF_SEARCH = 100
 HNSW_EF_SEARCH_MAX = 1000
 _EF_SET = "tablescout.ef_search"  # session.info key: the hnsw.ef_search this transaction has set
 _STATS = "tablescout.search_stats"  # session.info key: this transaction's chunk counts and common words
+_CONTEXT = "tablescout.search_context"  # session.info key: this transaction's `SearchContext`
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,40 @@ def search_stats(session: Session) -> SearchStats:
     return stats
 
 
+@dataclass(frozen=True)
+class SearchContext:
+    """What a search reads before its rankings: every registered source (by name), the statistics, and whether any
+    approved example exists (when none does, no search looks for one)."""
+
+    sources: tuple[Source, ...]
+    stats: SearchStats
+    any_approved_example: bool
+
+
+def search_context(session: Session) -> SearchContext:
+    """The sources, statistics and approved-example flag in one statement, read once per transaction (indexing in
+    the same transaction forgets them)."""
+    cached = session.info.get(_CONTEXT)
+    if isinstance(cached, SearchContext):
+        return cached
+    words = select(func.coalesce(func.array_agg(CommonWord.word), literal([], ARRAY(Text)))).scalar_subquery()
+    approved = exists().where(VerifiedExample.status == "approved")
+    rows = session.execute(select(Source, words, approved).order_by(Source.name)).all()
+    if not rows:  # no source: nothing to search, and the statistics are read on their own if asked for
+        return SearchContext((), search_stats(session), False)
+    found = tuple(row[0] for row in rows)
+    stats = SearchStats({s.id: int(s.chunk_count) for s in found}, frozenset(rows[0][1]))
+    session.info[_STATS] = stats
+    context = SearchContext(found, stats, bool(rows[0][2]))
+    session.info[_CONTEXT] = context
+    return context
+
+
 def forget_search_stats(session: Session) -> None:
-    """Drop this transaction's statistics, so the next search reads them again (after indexing)."""
+    """Drop this transaction's statistics and search context, so the next search reads them again (after
+    indexing)."""
     session.info.pop(_STATS, None)
+    session.info.pop(_CONTEXT, None)
 
 
 def chunk_count(session: Session, source_ids: Sequence[int]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
@@ -44,19 +45,24 @@ def sync_values(session: Session, source_id: int, wanted: set[tuple[int, str, st
     return len(new), len(stale)
 
 
-def value_hits(session: Session, query: str, source_ids: Sequence[int], limit: int) -> list[ValueHit]:
-    """Values matching any word of the to_tsquery expression `query`, best matches first."""
-    if not source_ids:
-        return []
+def value_statement(query: str, source_ids: Sequence[int], limit: int) -> Any:
+    """(source_id, table_id, column_name, value, rank, id) of the values matching any word of the to_tsquery
+    expression `query`, best matches first (`search_batch.rankings` reads it with a search's other rankings)."""
     tsquery = func.to_tsquery("simple", query)
     rank = func.ts_rank(SearchValue.tsv, tsquery)
-    statement = (
-        select(SearchValue.source_id, SearchValue.table_id, SearchValue.column_name, SearchValue.value, rank)
+    return (
+        select(
+            SearchValue.source_id,
+            SearchValue.table_id,
+            SearchValue.column_name,
+            SearchValue.value,
+            rank.label("rank"),
+            SearchValue.id,
+        )
         .where(SearchValue.source_id.in_(list(source_ids)), SearchValue.tsv.op("@@")(tsquery))
         .order_by(rank.desc(), SearchValue.id)
         .limit(limit)
     )
-    return [ValueHit(int(s), int(t), str(c), str(v), float(r)) for s, t, c, v, r in session.execute(statement)]
 
 
-__all__ = ["ValueHit", "sync_values", "value_hits"]
+__all__ = ["ValueHit", "sync_values", "value_statement"]

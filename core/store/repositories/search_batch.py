@@ -1,0 +1,174 @@
+"""A table search's rankings after its first, read in one statement: the tables by words for each text searched by
+words alone, the tables already found ordered by the meaning of each phrase, the notes that match the question and
+the values it names. One round trip where these were four.
+
+Each ranking is the statement its own reader used to send (`search_queries.keyword_statement`,
+`search_queries.note_statement`, `search_values.value_statement`, and the exact scan of the found tables' chunks
+below), one branch of a UNION ALL whose rows say which ranking and which text they belong to. A branch keeps its own
+ORDER BY and LIMIT; the rows are put back in each ranking's order here. Scores travel as text, so each comes back
+exactly as its own statement gave it, whatever the type of the branch (`real` for PostgreSQL's ranks, `float8` for
+distances and BM25).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import ARRAY, Integer, Text, cast, func, literal, null, select, union, union_all
+from sqlalchemy.orm import Session
+
+from core.access.users import UserRef
+from core.store.models import SearchChunk
+from core.store.repositories.search_queries import Hit, NoteHit, chunk_vectors, keyword_statement, note_statement
+from core.store.repositories.search_values import ValueHit, value_statement
+
+_KEYWORD, _AMONG, _NOTE, _VALUE = "k", "m", "n", "v"
+
+
+@dataclass(frozen=True)
+class NoteQuery:
+    """The notes that match a question: by words (`query`, a to_tsquery expression, or None) or by meaning."""
+
+    query: str | None
+    vector: list[float]
+    viewer: UserRef | None
+    limit: int
+    min_similarity: float
+
+
+@dataclass(frozen=True)
+class RankingQuery:
+    """What one statement reads for a search over `source_ids`.
+
+    `word_queries`: to_tsquery expressions, each ranked by words over the visible tables (BM25 with `bm25`, else
+    `ts_rank_cd`), `limit` tables each. `among_vectors`: vectors each ordering, by their nearest chunk, the tables
+    of `among_tables` and those the word queries find (in the multilingual space with `multilingual`). `notes` and
+    `values` (a to_tsquery expression and how many values) are read when given."""
+
+    source_ids: Sequence[int]
+    limit: int
+    bm25: bool = False
+    word_queries: Sequence[str] = ()
+    among_vectors: Sequence[list[float]] = ()
+    among_tables: Sequence[int] = ()
+    multilingual: bool = False
+    notes: NoteQuery | None = None
+    values: tuple[str, int] | None = None
+
+
+@dataclass
+class RankingRows:
+    """Each ranking best first: per word query, per vector, the note hits (word matches first), the value hits."""
+
+    keyword: list[list[Hit]] = field(default_factory=list)
+    among: list[list[Hit]] = field(default_factory=list)
+    notes: list[NoteHit] = field(default_factory=list)
+    values: list[ValueHit] = field(default_factory=list)
+
+
+def _row(kind: str, part: Any, table_id: Any, score: Any, source_id: Any, key: Any, first: Any, second: Any) -> Any:
+    """One branch's columns in the shape every branch shares."""
+    return (
+        literal(kind).label("kind"),
+        cast(part, Integer).label("part"),
+        cast(table_id, Integer).label("table_id"),
+        cast(score, Text).label("score"),
+        cast(source_id, Integer).label("source_id"),
+        cast(key, Integer).label("key"),
+        cast(first, Text).label("first"),
+        cast(second, Text).label("second"),
+    )
+
+
+def _statement(query: RankingQuery) -> Any:
+    branches = []
+    found_by_words = None
+    if query.word_queries and query.source_ids:
+        words = [
+            select(literal(index).label("part"), ranked.c.table_id, ranked.c.rank)
+            for index, text in enumerate(query.word_queries)
+            for ranked in [keyword_statement(text, query.source_ids, query.limit, query.bm25).subquery()]
+        ]
+        found_by_words = (words[0] if len(words) == 1 else union_all(*words)).cte("found_by_words")
+        branches.append(
+            select(
+                *_row(
+                    _KEYWORD,
+                    found_by_words.c.part,
+                    found_by_words.c.table_id,
+                    found_by_words.c.rank,
+                    0,
+                    0,
+                    null(),
+                    null(),
+                )
+            )
+        )
+    if query.among_vectors and (query.among_tables or found_by_words is not None):
+        given = select(func.unnest(literal(list(query.among_tables), ARRAY(Integer))).label("table_id"))
+        tables = given if found_by_words is None else union(given, select(found_by_words.c.table_id))
+        among = tables.cte("among_tables")
+        column = chunk_vectors(query.multilingual)
+        for index, vector in enumerate(query.among_vectors):
+            distance = func.min(column.cosine_distance(vector) + literal(0.0))
+            branches.append(
+                select(*_row(_AMONG, index, SearchChunk.table_id, distance, SearchChunk.source_id, 0, null(), null()))
+                .where(SearchChunk.table_id.in_(select(among.c.table_id)))
+                .where(column.is_not(None))
+                .group_by(SearchChunk.table_id, SearchChunk.source_id)
+            )
+    if query.notes is not None and query.source_ids:
+        n = query.notes
+        notes = note_statement(n.query, n.vector, query.source_ids, n.viewer, n.limit, n.min_similarity).subquery()
+        branches.append(
+            select(*_row(_NOTE, notes.c.part, notes.c.table_id, notes.c.score, 0, notes.c.id, notes.c.text, null()))
+        )
+    if query.values is not None and query.source_ids:
+        values = value_statement(query.values[0], query.source_ids, query.values[1]).subquery()
+        branches.append(
+            select(
+                *_row(
+                    _VALUE,
+                    0,
+                    values.c.table_id,
+                    values.c.rank,
+                    values.c.source_id,
+                    values.c.id,
+                    values.c.column_name,
+                    values.c.value,
+                )
+            )
+        )
+    if not branches:
+        return None
+    return branches[0] if len(branches) == 1 else union_all(*branches)
+
+
+def rankings(session: Session, query: RankingQuery) -> RankingRows:
+    """The rankings `query` asks for, in one statement (none when it asks for nothing)."""
+    found = RankingRows([[] for _ in query.word_queries], [[] for _ in query.among_vectors], [], [])
+    statement = _statement(query)
+    if statement is None:
+        return found
+    notes: list[tuple[int, float, NoteHit]] = []
+    values: list[tuple[float, int, ValueHit]] = []
+    for kind, part, table_id, score, source_id, key, first, second in session.execute(statement).all():
+        value = float(score)
+        if kind == _KEYWORD:
+            found.keyword[part].append(Hit(table_id, value))
+        elif kind == _AMONG:
+            found.among[part].append(Hit(table_id, 1.0 - value, source_id))
+        elif kind == _NOTE:
+            notes.append((part, value, NoteHit(key, table_id, value, first)))
+        else:
+            values.append((value, key, ValueHit(source_id, table_id, first, second, value)))
+    # UNION ALL keeps each branch's rows but not their order across branches: each ranking is put back in order.
+    for hits in (*found.keyword, *found.among):
+        hits.sort(key=lambda h: (-h.score, h.table_id))
+    notes.sort(key=lambda n: (n[0], -n[1]))  # stable: equal scores keep the order their statement gave them
+    found.notes = [n[2] for n in notes]
+    values.sort(key=lambda v: (-v[0], v[1]))
+    found.values = [v[2] for v in values]
+    return found
