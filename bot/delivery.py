@@ -62,6 +62,7 @@ class StatusReporter:
         self.message_id: str | None = _status_message_id(store, turn_id)
         self._shown = ""
         self._shown_at = 0.0
+        self._pending: str | None = None  # the latest line held back by the interval, shown at the next chance
         self._broken = False
         stream = _stream_in_store(store, turn_id) if to.assistant else None
         open_again = stream is not None and stream[1] == STREAM_OPEN  # an earlier attempt's stream, still open
@@ -74,7 +75,9 @@ class StatusReporter:
             return
         shown_once = self.message_id is not None or (self.to.assistant and bool(self._shown))
         if shown_once and time.monotonic() - self._shown_at < STATUS_INTERVAL_S:
+            self._pending = text  # not dropped: the next line or step after the interval shows the latest
             return
+        self._pending = None
         posted: str | None = None
         try:
             if self.to.assistant:
@@ -98,6 +101,8 @@ class StatusReporter:
     def step(self, step_id: str, title: str, state: str) -> None:
         """A tool step (`state` in_progress, complete or error) as a task update in an assistant thread's stream,
         which the first step opens; elsewhere (a channel's status message) nothing. Never fails the turn."""
+        if self._pending is not None and time.monotonic() - self._shown_at >= STATUS_INTERVAL_S:
+            self(self._pending)  # a status line the interval held back, before the step moves on
         if not self.to.assistant or self._stream_broken:
             return
         task = {"id": step_id, "title": title, "status": state}

@@ -111,6 +111,28 @@ def test_a_status_reporter_resumes_the_stored_status_message(store: Store, slack
     assert "Running SQL on erp" in status.block_text
 
 
+def test_a_status_line_held_back_by_the_interval_is_shown_at_the_next_step(
+    store: Store, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines that come faster than the edit interval are not lost: the latest one shows when the turn moves on."""
+    turn_id, thread = chat_turn(store)
+    outbound = SlackOutbound(SlackPoster(slack.token, slack.url))
+    with store.transaction() as session:
+        to = destination(session, turn_id)
+    assert to is not None
+    clock = [1000.0]
+    monkeypatch.setattr("bot.delivery.time.monotonic", lambda: clock[0])
+    reporter = StatusReporter(store, outbound, to, turn_id)
+    reporter("Thinking…")
+    reporter("Searching tables…")  # within the interval: held back
+    reporter("Reading the order master table…")
+    [status] = slack.thread(CHANNEL, thread)
+    assert "Thinking" in status.block_text
+    clock[0] += 2
+    reporter.step("step-1-1", "Reading the order master table…", "complete")
+    assert "Reading the order master table" in slack.thread(CHANNEL, thread)[0].block_text
+
+
 def test_a_failed_csv_upload_keeps_the_answer_and_the_retry_edits_it(
     store: Store, slack: FakeSlack, outbounds: Outbounds
 ) -> None:
