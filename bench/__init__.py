@@ -15,6 +15,7 @@ The benchmarks:
 - `search_latency`: search latency, indexing rate and memory on a synthetic catalog of 10,000-100,000 tables;
 - `copy_detection`: precision and recall of copy, snapshot and backup detection, and the analysis rate;
 - `local_model_accuracy`: the local model's answers on the sample ERP and Spider dev, scored by execution;
+- `local_model_checks`: the guided path's answer checks replayed on statements those runs recorded, without a model;
 - `turn_overhead`, `first_status`, `cli_startup`: time a turn spends outside the model, time to the first status
   message, start-up time of light commands.
 

@@ -141,6 +141,10 @@ def _summary(outcomes: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return summary
 
 
+def _share(summary: dict[str, int], kind: str) -> str:
+    return f"{summary[kind + '_doubted'] / summary[kind]:.0%}" if summary[kind] else "-"
+
+
 def _markdown(outcomes: list[dict[str, Any]]) -> str:
     summary = _summary(outcomes)
     lines = [
@@ -162,7 +166,10 @@ def _markdown(outcomes: list[dict[str, Any]]) -> str:
         "rewrite: wrong→right",
     ]
     keys = ("statements", "right", "right_doubted", "wrong", "wrong_doubted", "rewrites", "rewrite_wrong_to_right")
-    lines += md_table(header, [[name, *(s[k] for k in keys)] for name, s in summary.items()])
+    lines += md_table(
+        [*header, "right doubted %", "wrong doubted %"],
+        [[name, *(s[k] for k in keys), _share(s, "right"), _share(s, "wrong")] for name, s in summary.items()],
+    )
     doubted = [o for o in outcomes if o["doubts"] or o["rewrites"]]
     lines += ["", "Statements the checks doubted or rewrote:", ""]
     rows = [
