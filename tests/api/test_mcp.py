@@ -8,7 +8,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -16,12 +17,26 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from sqlalchemy import create_engine, text
 
+from catalog.analysis import AnalysisOptions
+from catalog.registration import remove_source
 from core.store.models.base import utcnow
 from core.store.repositories import api_tokens
-from tests.api.world import EMAILS, HIDDEN_TABLE, PHONES, SEOUL_ORDER, ApiServer, ApiWorld, canaries
+from tests.api.world import (
+    EMAILS,
+    HIDDEN_TABLE,
+    PHONES,
+    SEOUL_ORDER,
+    SHOP_TABLES,
+    ApiServer,
+    ApiWorld,
+    canaries,
+    shop_rows,
+)
 from tests.fakes.model_server import Call, FakeModelServer, Say
-from tests.support import REPO
+from tests.support import MARIADB_SERVER, REPO
+from workers.catalog_refresh import refresh_source
 
 TOOLS = {"search_tables", "get_table_card", "run_readonly_sql", "ask", "add_note"}
 
@@ -190,3 +205,56 @@ def test_tablescout_mcp_refuses_to_start_with_a_revoked_token(api_world: ApiWorl
     assert done.returncode == 1
     assert "TABLESCOUT_TOKEN: this API token was revoked" in done.stderr
     assert done.stdout == ""
+
+
+@pytest.fixture
+def mariadb_shop(api_world: ApiWorld) -> Iterator[str]:
+    """The shop's tables in a scratch MariaDB database, registered and analysed as `shop_m` for one test."""
+    name = f"ts_api_{uuid.uuid4().hex[:8]}"
+    server = create_engine(MARIADB_SERVER)
+    with server.begin() as conn:
+        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+    url = f"mysql+pymysql://root@127.0.0.1:3306/{name}"
+    source = create_engine(url)
+    with source.begin() as conn:
+        for statement in SHOP_TABLES:
+            conn.exec_driver_sql(statement)
+        for table, rows in shop_rows().items():
+            marks = ", ".join(["%s"] * len(rows[0]))
+            conn.exec_driver_sql(f"INSERT INTO {table} VALUES ({marks})", rows)
+    source.dispose()
+    installation = api_world.installation
+    installation.add("shop_m", url, allow_privileged=True)  # root is a superuser
+    embedder = api_world.world.encoders.embedder
+    refresh_source(installation.settings, installation.store, "shop_m", AnalysisOptions(), embedder=embedder)
+    try:
+        yield "shop_m"
+    finally:
+        remove_source(installation.settings, installation.store, "shop_m")
+        with server.begin() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+        server.dispose()
+
+
+@pytest.mark.mariadb
+def test_a_mariadb_source_filters_and_masks_for_the_clerk_too(api_server: ApiServer, mariadb_shop: str) -> None:
+    clerk = api_server.world.token("U_CLERK")
+
+    async def work(client: Client) -> list[Any]:
+        queries = [
+            "SELECT COUNT(*) FROM ORD_MST",
+            "SELECT EMAIL FROM CUST_MST ORDER BY CUST_NO",
+            "SELECT TEL_NO FROM CUST_MST",
+            "SELECT ORD_NO FROM ORD_MST",
+        ]
+        return [await client.call_tool("run_readonly_sql", {"database": mariadb_shop, "sql": q}) for q in queries]
+
+    count, emails, phones, orders = (r.structured_content for r in over_http(api_server, clerk, work))
+    busan = api_server.world.shop_scalar("SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan'")
+    assert count["rows"] == [[busan]]
+    assert emails["status"] == "ok"
+    assert len(emails["rows"]) == 8
+    assert not any(email in json.dumps(emails) for email in EMAILS)
+    assert phones["status"] != "ok"
+    assert PHONES[0] not in json.dumps(phones)
+    assert SEOUL_ORDER not in json.dumps(orders)

@@ -54,9 +54,17 @@ roles:
         column_masks:
           CUST_MST.TEL_NO: hide
           CUST_MST.EMAIL: redact
+      - database: shop_m
+        deny: ["PAY_*"]
+        row_filters:
+          ORD_MST: "SHIP_CITY = {user.city}"
+        column_masks:
+          CUST_MST.TEL_NO: hide
+          CUST_MST.EMAIL: redact
   manager:
     grants:
       - database: shop
+      - database: shop_m
       - database: hr
 groups:
   - {platform: slack, group: S_CLERK, roles: [clerk]}
@@ -70,26 +78,29 @@ def canaries() -> list[str]:
     return ["5512-", *EMAILS, SEOUL_ORDER, str(SALARY), HIDDEN_TABLE]
 
 
+SHOP_TABLES = (
+    "CREATE TABLE CUST_MST (CUST_NO VARCHAR(8) PRIMARY KEY, CUST_NM VARCHAR(40), TEL_NO VARCHAR(20), "
+    "EMAIL VARCHAR(60))",
+    "CREATE TABLE ORD_MST (ORD_NO VARCHAR(24) PRIMARY KEY, CUST_NO VARCHAR(8) REFERENCES CUST_MST(CUST_NO), "
+    "SHIP_CITY VARCHAR(20), ORD_AMT INTEGER)",
+    "CREATE TABLE PAY_ROLL (EMP_NO VARCHAR(8) PRIMARY KEY, SALARY INTEGER)",
+)
+
+
+def shop_rows() -> dict[str, list[tuple[Any, ...]]]:
+    customers = [(f"C{i:03d}", f"Customer {i}", PHONES[i % 2], EMAILS[i % 2]) for i in range(8)]
+    orders = [(f"ORD-{i:04d}", f"C{i % 8:03d}", ("Busan", "Seoul")[i % 2], 100 + i) for i in range(19)]
+    orders.append((SEOUL_ORDER, "C000", "Seoul", 99999))
+    return {"CUST_MST": customers, "ORD_MST": orders, "PAY_ROLL": [("E001", SALARY), ("E002", 4_000_000)]}
+
+
 def build_shop(path: Path) -> None:
     with sqlite3.connect(path) as conn:
-        conn.executescript(
-            """
-            CREATE TABLE CUST_MST (CUST_NO VARCHAR(8) PRIMARY KEY, CUST_NM VARCHAR(40), TEL_NO VARCHAR(20),
-                                   EMAIL VARCHAR(60));
-            CREATE TABLE ORD_MST (ORD_NO VARCHAR(24) PRIMARY KEY, CUST_NO VARCHAR(8) REFERENCES CUST_MST(CUST_NO),
-                                  SHIP_CITY VARCHAR(20), ORD_AMT INTEGER);
-            CREATE TABLE PAY_ROLL (EMP_NO VARCHAR(8) PRIMARY KEY, SALARY INTEGER);
-            """
-        )
-        for i in range(8):
-            conn.execute(
-                "INSERT INTO CUST_MST VALUES (?, ?, ?, ?)", (f"C{i:03d}", f"Customer {i}", PHONES[i % 2], EMAILS[i % 2])
-            )
-        for i in range(19):
-            city = ("Busan", "Seoul")[i % 2]
-            conn.execute("INSERT INTO ORD_MST VALUES (?, ?, ?, ?)", (f"ORD-{i:04d}", f"C{i % 8:03d}", city, 100 + i))
-        conn.execute("INSERT INTO ORD_MST VALUES (?, 'C000', 'Seoul', 99999)", (SEOUL_ORDER,))
-        conn.executemany("INSERT INTO PAY_ROLL VALUES (?, ?)", [("E001", SALARY), ("E002", 4_000_000)])
+        for statement in SHOP_TABLES:
+            conn.execute(statement)
+        for table, rows in shop_rows().items():
+            marks = ", ".join("?" * len(rows[0]))
+            conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
 
 
 def build_hr(path: Path) -> None:
