@@ -37,6 +37,19 @@ Model = TypeVar("Model", bound=BaseModel)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+#: Every route under PREFIX: method, path and the HttpApi method that answers it (api/openapi.py documents each).
+ROUTES = (
+    ("GET", "/openapi.json", "openapi"),
+    ("POST", "/ask", "ask"),
+    ("GET", "/turns/{turn_id}", "turn"),
+    ("GET", "/turns/{turn_id}/events", "events"),
+    ("GET", "/search", "search"),
+    ("GET", "/databases", "databases"),
+    ("GET", "/tables/{database}/{table}", "table"),
+    ("POST", "/notes", "add_note"),
+)
+
+
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"error": message, "code": code}, status=status, headers=headers)
 
@@ -113,14 +126,8 @@ class HttpApi:
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[json_errors])
-        app.router.add_get("/openapi.json", self.openapi)
-        app.router.add_post("/ask", self.ask)
-        app.router.add_get("/turns/{turn_id}", self.turn)
-        app.router.add_get("/turns/{turn_id}/events", self.events)
-        app.router.add_get("/search", self.search)
-        app.router.add_get("/databases", self.databases)
-        app.router.add_get("/tables/{database}/{table}", self.table)
-        app.router.add_post("/notes", self.add_note)
+        for method, path, handler in ROUTES:
+            app.router.add_route(method, path, getattr(self, handler))
         return app
 
     async def caller(self, request: web.Request) -> Caller:

@@ -9,6 +9,7 @@ from typing import Any
 
 from openapi_spec_validator import validate
 
+from api.http import PREFIX, ROUTES
 from api.openapi import openapi_document
 from core.store.models.base import utcnow
 from core.store.repositories import api_tokens
@@ -26,7 +27,8 @@ def test_the_openapi_document_validates_and_is_served_without_a_token(api_server
     served = api_server.call("GET", "/api/v1/openapi.json")
     assert served.status == 200
     assert served.json() == json.loads(json.dumps(document))
-    assert set(document["paths"]) >= {"/api/v1/ask", "/api/v1/turns/{turn_id}", "/api/v1/turns/{turn_id}/events"}
+    documented = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
+    assert documented == {(method, PREFIX + path) for method, path, _ in ROUTES}, "every route, and only those"
     assert "Answer" in document["components"]["schemas"]
 
 
