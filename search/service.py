@@ -162,7 +162,10 @@ def search_tables(
             matched.setdefault(table_id, set()).add("value")
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))
-    rows = search_rows.tables(session, order, with_cards=False)  # cards are read for the shown tables only
+    # cards are read for the shown tables only; the column names that families compare come with the rows for the
+    # tables that lead (the families' window, unless denied tables push it further: those are read when needed)
+    named = order[: families.WINDOW] if request.families else []
+    rows, column_names = search_rows.tables_and_column_names(session, order, named)
     allowed_order: list[int] = []
     denied: list[str] = []
     shown_at_most = min(MAX_K, request.k + ADAPTIVE_EXTRA) if request.adaptive else request.k
@@ -182,10 +185,14 @@ def search_tables(
     if request.families:
         window = allowed_order[: families.WINDOW]
         otherwise = masked.sees_otherwise(window)
+        read = set(named)
+        unread = [t for t in window if t not in read]
+        if unread:
+            column_names |= search_rows.column_names(session, unread)
         grouped = families.group(
             allowed_order,
             rows,
-            search_rows.column_names(session, window),
+            column_names,
             question_words(request.question),
             lambda t: t not in otherwise and not is_copy(rows[t]),
         )

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from sqlalchemy import event, func, text
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
 
 from core.store.models import (
@@ -18,9 +19,10 @@ from core.store.models import (
     SearchChunk,
     Source,
     SourceTable,
+    TableColumn,
     VerifiedExample,
 )
-from core.store.repositories import search_batch, search_index, search_stats, search_values
+from core.store.repositories import search_batch, search_index, search_rows, search_stats, search_values
 from core.store.repositories import search_queries as queries
 from core.store.repositories.search_batch import NoteQuery, RankingQuery
 from tests.store.batch_support import keyword_hits_of, note_hits, semantic_among
@@ -314,6 +316,25 @@ def test_tables_without_cards_read_them_later_in_one_statement(session: Session,
         assert rows[ids[4]].card == {"table": rows[ids[4]].name}  # one not loaded is read when first used
     assert len(sent) == 1
     assert queries.tables(session, ids)[ids[5]].card == {"table": rows[ids[5]].name}
+
+
+def test_the_leading_tables_column_names_come_with_the_rows_in_one_statement(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    ids = sorted(catalog["owner"])[:5]
+    for ordinal, name in enumerate(("Order_ID", "Amount")):
+        session.add(TableColumn(table_id=ids[0], ordinal=ordinal, name=name, data_type="text"))
+    session.add(TableColumn(table_id=ids[3], ordinal=0, name="Region", data_type="text"))
+    session.flush()
+    session.expire_all()
+    with statements(session) as sent:
+        rows, names = search_rows.tables_and_column_names(session, ids, [ids[0], ids[1], ids[2]])
+    assert len(sent) == 1
+    assert sorted(rows) == ids
+    assert "card" in sa_inspect(rows[ids[0]]).unloaded  # the cards are left unread, as `tables` leaves them
+    assert names == {ids[0]: frozenset({"order_id", "amount"})}  # ids[3] has columns but was not asked for
+    assert names == {t: n for t, n in search_rows.column_names(session, ids[:3]).items()}
+    assert search_rows.tables_and_column_names(session, [], ids) == ({}, {})
 
 
 def test_common_words_of_a_large_index_come_from_a_sample(
