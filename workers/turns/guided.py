@@ -7,14 +7,19 @@ runs as a fixed sequence instead of the agentic loop:
    the same permission filters and copy rule as everywhere), the candidates of the best database with the join
    tables connecting them, and at most one short constrained call in which the model picks among them (skipped when
    the candidates are few or the scores leave no doubt: `workers.turns.selection`).
-2. **One SQL call** on the compact schema of just those tables (`workers.turns.compact_schema`); a join the
-   statement does not use and the question does not ask for is taken out before it runs
-   (`workers.turns.join_pruning`).
+2. **One SQL call** on the compact schema of just those tables (`workers.turns.compact_schema`), with the values
+   the question names in another script linked (`workers.turns.value_linking`), the idioms of the question's kind
+   when the database has no approved examples, and, for the local model, a grammar that admits only the shown
+   tables and columns (`workers.sql.sql_grammar`); a join the statement does not use and the question does not ask
+   for is taken out before it runs (`workers.turns.join_pruning`).
 3. **Bounded repair**: on an error, one more call with the error and run_sql's hints; on an empty result, one
    re-search with the values the SQL filtered on as extra terms, and one more SQL call; then an honest answer.
-4. When the best candidates of two databases tie on the same entity, the answer asks the user which one they mean,
+4. **Checks before the answer goes out** (`workers.turns.guided_checks`): the statement against the question
+   (shape, codes, values, dates, copies); literals rewritten without a model call, one repair for the rest, and a
+   doubt that remains said in one line with the status `partial`.
+5. When the best candidates of two databases tie on the same entity, the answer asks the user which one they mean,
    in business terms (the databases and what they hold), and runs no SQL.
-5. The answer is written from the rows: the number in it is the number the SQL returned.
+6. The answer is written from the rows: the number in it is the number the SQL returned.
 SQL runs through the run_sql tool and so through the permission-checked SQL service, and every round (one model
 call), tool call and statement is stored as in the loop, so `ask --json` and the chat adapters see the same shapes.
 """
@@ -29,9 +34,8 @@ from typing import Any
 
 from core.config.settings import Settings
 from search.service import SearchRequest, search_tables
-from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult, ToolSpec
+from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult
 from workers.sql.guard import dialect_for
-from workers.sql.sql_grammar import sql_grammar
 from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import (
     SqlRecord,
@@ -57,7 +61,15 @@ from workers.turns.guided_answers import (
 )
 from workers.turns.guided_checks import Checked, CheckSteps, checked, doubt_line
 from workers.turns.guided_run import GuidedTurn, OutOfTime, call_model, record_round, record_search_only, timed
-from workers.turns.guided_sql import SYSTEM, filter_values, is_empty, shown_tables, sql_in_text, sql_prompt
+from workers.turns.guided_sql import (
+    SYSTEM,
+    filter_values,
+    is_empty,
+    shown_tables,
+    sql_in_text,
+    sql_prompt,
+    sql_spec,
+)
 from workers.turns.join_pruning import without_unneeded_joins
 from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
@@ -76,19 +88,6 @@ FIRST_TEMPERATURE = 0.0
 #: A question of at most this many words that follows an earlier one in the thread ("and in 2023?") is searched
 #: as one text with the earlier question, and the SQL call sees both.
 FOLLOW_UP_WORDS = 8
-
-SQL_SPEC = ToolSpec(
-    name="run_sql",
-    description="Run one read-only SELECT statement that answers the question.",
-    parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
-)
-
-
-def sql_spec(selection: Selection) -> ToolSpec:
-    """The SQL call's tool, its statement constrained (where the provider can) to the shown tables and columns."""
-    shown = [(t.name, [str(c["name"]) for c in compact_schema.shown_columns(t)]) for t in selection.tables]
-    grammar = sql_grammar(shown, dialect_for(selection.engine), rule="argument")
-    return replace(SQL_SPEC, grammar=grammar, grammar_argument="sql")
 
 
 def uses_guided(settings: Settings, provider: ModelProvider, intent: str) -> bool:

@@ -5,13 +5,17 @@ literal values a filter named, the tables whose joins may be left out)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
+from workers.models.types import ToolSpec
 from workers.sql import sql_idioms
 from workers.sql.guard import dialect_for
+from workers.sql.sql_grammar import sql_grammar
 from workers.tools.base import SqlRecord
+from workers.turns.compact_schema import shown_columns
 from workers.turns.join_pruning import Shown
 from workers.turns.question_shape import asked_breakdown, asked_none, asked_share, asked_top
 from workers.turns.selection import Selection
@@ -87,6 +91,20 @@ def sql_prompt(question: str, selection: Selection, hint: str = "", earlier: str
         parts.append(f"Earlier question in this conversation: {earlier}")
     parts.append(f"Question: {question}")
     return "\n\n".join(parts)
+
+
+SQL_SPEC = ToolSpec(
+    name="run_sql",
+    description="Run one read-only SELECT statement that answers the question.",
+    parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+)
+
+
+def sql_spec(selection: Selection) -> ToolSpec:
+    """The SQL call's tool, its statement constrained (where the provider can) to the shown tables and columns."""
+    shown = [(t.name, [str(c["name"]) for c in shown_columns(t)]) for t in selection.tables]
+    grammar = sql_grammar(shown, dialect_for(selection.engine), rule="argument")
+    return replace(SQL_SPEC, grammar=grammar, grammar_argument="sql")
 
 
 def shown_tables(selection: Selection) -> dict[str, Shown]:
