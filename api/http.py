@@ -37,19 +37,6 @@ Model = TypeVar("Model", bound=BaseModel)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-#: Every route under PREFIX: method, path and the HttpApi method that answers it (api/openapi.py documents each).
-ROUTES = (
-    ("GET", "/openapi.json", "openapi"),
-    ("POST", "/ask", "ask"),
-    ("GET", "/turns/{turn_id}", "turn"),
-    ("GET", "/turns/{turn_id}/events", "events"),
-    ("GET", "/search", "search"),
-    ("GET", "/databases", "databases"),
-    ("GET", "/tables/{database}/{table}", "table"),
-    ("POST", "/notes", "add_note"),
-)
-
-
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"error": message, "code": code}, status=status, headers=headers)
 
@@ -127,7 +114,7 @@ class HttpApi:
     def application(self) -> web.Application:
         app = web.Application(middlewares=[json_errors])
         for method, path, handler in ROUTES:
-            app.router.add_route(method, path, getattr(self, handler))
+            app.router.add_route(method, path, getattr(self, handler.__name__))
         return app
 
     async def caller(self, request: web.Request) -> Caller:
@@ -208,6 +195,19 @@ class HttpApi:
             self.gateway.add_note, caller, note.database, note.tables, note.text, private=note.private
         )
         return web.json_response(saved.model_dump(mode="json"), status=201)
+
+
+#: Every route under PREFIX: method, path and the handler (api/openapi.py documents each).
+ROUTES: tuple[tuple[str, str, Callable[..., Awaitable[web.StreamResponse]]], ...] = (
+    ("GET", "/openapi.json", HttpApi.openapi),
+    ("POST", "/ask", HttpApi.ask),
+    ("GET", "/turns/{turn_id}", HttpApi.turn),
+    ("GET", "/turns/{turn_id}/events", HttpApi.events),
+    ("GET", "/search", HttpApi.search),
+    ("GET", "/databases", HttpApi.databases),
+    ("GET", "/tables/{database}/{table}", HttpApi.table),
+    ("POST", "/notes", HttpApi.add_note),
+)
 
 
 async def send_event(stream: web.StreamResponse, event: str, data: dict[str, Any]) -> None:
