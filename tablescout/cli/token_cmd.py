@@ -94,11 +94,12 @@ def list_(
     if not rows:
         console.print("No tokens. `tablescout token create --user slack:ID` makes one.")
         return
-    headers = ["id", Column("user", no_wrap=True), "name", "created", "expires", Column("last used", no_wrap=True)]
+    headers: list[str | Column] = ["id", Column("user", no_wrap=True), "name", "created", "expires"]
+    headers.append(Column("last used", no_wrap=True))
     table = Table(*headers, *([Column("revoked", no_wrap=True)] if include_revoked else []))
     for r in rows:
-        cells = [str(r["id"]), Text(r["user"]), Text(r["name"]), day(r["created"], ""), day(r["expires"], "never")]
-        cells.append(minute(r["last_used"], "never"))
+        cells: list[str | Text] = [str(r["id"]), Text(r["user"]), Text(r["name"])]
+        cells += [day(r["created"], ""), day(r["expires"], "never"), minute(r["last_used"], "never")]
         table.add_row(*cells, *([minute(r["revoked"], "")] if include_revoked else []))
     console.print(table)
 
