@@ -4,8 +4,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
-from search.service import Encoders, SearchInputError
+from core.access.permissions import Principal
+from search.service import Encoders, SearchInputError, SearchRequest, search_tables
 from tests.search.conftest import World
 
 
@@ -234,3 +236,27 @@ def test_a_view_reading_a_hidden_table_is_not_returned(world: World) -> None:
             table = catalog_repo.find_table(session, source.id, "SHIP_HIST")
             assert table is not None
             table.card = stored
+
+
+def test_a_search_sends_few_statements_whatever_signals_it_runs(world: World) -> None:
+    """Sources and statistics in one statement, the question's meaning ranking in another, then the words
+    rankings, the phrases' meaning rankings, notes and values in one, the rows with their column names in one."""
+    sent: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    with world.installation.store.transaction() as session:
+        event.listen(session.connection(), "before_cursor_execute", seen)
+        result = search_tables(
+            session,
+            Principal.for_operator(),
+            SearchRequest("total invoice amount per customer and region in 2024", terms=["invoice lines"]),
+            world.encoders,
+            None,
+        )
+    assert result.candidates
+    assert result.parts  # the question was cut into phrases
+    # 11 as measured: five before the fusion (sources, the question's meaning, the term's meaning and words, the
+    # rest of the rankings), then the rows, join expansion's reads, the cards and the notes of the shown tables
+    assert len(sent) <= 11, [s[:70] for s in sent]
