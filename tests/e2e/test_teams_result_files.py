@@ -33,7 +33,7 @@ def fetch(url: str) -> tuple[int, str, bytes]:
 def test_a_large_result_is_shown_in_part_and_downloaded_whole(teams_stack: TeamsStack) -> None:
     stack = teams_stack
     stack.model.script(search_then_query(QUESTION, "erp", "ORD_MST", SQL, "Here are the first 150 orders."))
-    assert stack.post_activity(activity(stack.connector.url, QUESTION, activity_id="1700000000909")).status_code == 200
+    assert stack.post_activity(activity(stack.connector.url, QUESTION, activity_id="1700000000919")).status_code == 200
     wait_until(lambda: bool(cards(stack.connector)), 90, "the Adaptive Card answer")
     [card] = cards(stack.connector)
     [table] = [e for e in card["body"] if e.get("type") == "Table"]
