@@ -199,12 +199,18 @@ def _finish(
             guided=guided,
             file_key=Answer.new_file_key(run.turn_id) if results else None,
         )
-        recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=error, usage=usage)
-        if not recorded:
-            return TurnOutcome("lost_lease", run.turn_id)
-        if context.conversation.platform in PLATFORMS:
-            turn_repo.queue_answer(session, run.turn_id, answer)
-    return TurnOutcome("finished", run.turn_id, status=status)
+        return _record(session, env, run, answer, error, usage)
+
+
+def _record(
+    session: Session, env: TurnEnvironment, run: TurnRun, answer: Answer, error: str | None, usage: dict[str, int]
+) -> TurnOutcome:
+    """Store the turn's one answer (while this worker holds the lease) and queue it for its chat platform."""
+    if not turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=error, usage=usage):
+        return TurnOutcome("lost_lease", run.turn_id)
+    if run.context.conversation.platform in PLATFORMS:
+        turn_repo.queue_answer(session, run.turn_id, answer)
+    return TurnOutcome("finished", run.turn_id, status=answer.status)
 
 
 _NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "rounds": 0}
@@ -220,12 +226,7 @@ def _show_again(env: TurnEnvironment, run: TurnRun, previous: Answer, request: P
         chart = chart_for(table, title, env.settings.home / "charts", name, request.chart_type) if table else None
     answer = shown_again(previous, request, chart).model_copy(update={"file_key": Answer.new_file_key(run.turn_id)})
     with env.store.transaction() as session:
-        recorded = turn_repo.finish(session, run.turn_id, env.owner, answer=answer, error=None, usage=_NO_USAGE)
-        if not recorded:
-            return TurnOutcome("lost_lease", run.turn_id)
-        if run.context.conversation.platform in PLATFORMS:
-            turn_repo.queue_answer(session, run.turn_id, answer)
-    return TurnOutcome("finished", run.turn_id, status="answered")
+        return _record(session, env, run, answer, None, _NO_USAGE)
 
 
 def _chart(env: TurnEnvironment, run: TurnRun, results: list[ResultTable]) -> Chart | None:
