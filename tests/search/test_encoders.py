@@ -124,9 +124,14 @@ def test_int8_vectors_are_close_to_the_torch_models(home: Path) -> None:
     assert int8.shape == reference.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-4)
     assert float(np.min(np.sum(int8 * reference, axis=1))) > 0.98
-    # each text has the same nearest neighbour among the others under both
-    nearest = [np.argmax(v @ v.T - 2 * np.eye(len(TEXTS)), axis=1).tolist() for v in (int8, reference)]
-    assert nearest[0] == nearest[1]
+    # each text's nearest neighbour among the others under int8 is the reference's nearest, or one the reference
+    # scores within 0.02 of it: quantisation may only swap near-ties (text 0 sits 0.31 from text 3 and 0.32 from 4)
+    reference_similarity = reference @ reference.T - 2 * np.eye(len(TEXTS))
+    nearest = np.argmax(int8 @ int8.T - 2 * np.eye(len(TEXTS)), axis=1)
+    best = reference_similarity.max(axis=1)
+    chosen = reference_similarity[np.arange(len(TEXTS)), nearest]
+    assert np.all(best - chosen <= 0.02), (nearest.tolist(), np.round(best - chosen, 3).tolist())
+    assert nearest[1] == 2 and nearest[2] == 1  # the two cards, far ahead of any question
 
 
 def test_unsigned_weights_make_an_entry_that_agrees_and_says_so(
