@@ -23,7 +23,13 @@ from tests.support import POSTGRES_SERVER
 from tests.turn_world import TurnWorld
 from workers.tools.base import Conversation, SqlRecord, ToolContext
 from workers.tools.card_tool import run_card
-from workers.tools.privacy import error_without_values, head_without_values, result_shape, watch_without_values
+from workers.tools.privacy import (
+    card_without_values,
+    error_without_values,
+    head_without_values,
+    result_shape,
+    watch_without_values,
+)
 from workers.tools.search_tool import run_search
 from workers.tools.sql_tool import run as run_sql
 from workers.turns.private_answers import NO_ROWS, private_answer, sql_without_literals
@@ -73,6 +79,39 @@ def test_a_card_keeps_its_structure_and_loses_its_values(
     for kept in ["ORD_NO", "STATUS_CODE", "PK", "FK", "distinct 20,000", "20,000 rows", "CUST_MST"]:
         assert kept in held
     assert "holds codes explained in CODE_DTL (values withheld: privacy mode)" in held
+
+
+def test_comments_lose_code_lists_and_quoted_values() -> None:
+    """Comments are schema, but an operator may write values in them: a comment analysis read codes from is left
+    out, quoted text in others becomes "…", and a comment without values is kept."""
+    card: dict[str, Any] = {
+        "table": "SHIP_HIST",
+        "comment": "Shipments; 'KP' rows are parcels",
+        "purpose": "Shipments; 'KP' rows are parcels",
+        "sample": [["1", "KP"]],
+        "columns": [
+            {
+                "name": "CARRIER_CD",
+                "comment": "carrier: KP=Korea Post, CJ=CJ Logistics",
+                "codes": {"KP": "Korea Post", "CJ": "CJ Logistics"},
+                "codes_source": "column comment",
+            },
+            {"name": "SHIP_CITY", "comment": 'city shipped to, e.g. "Busan"'},
+            {"name": "SHIP_DT", "comment": "the day the parcel left the warehouse"},
+        ],
+    }
+    held = card_without_values(card)
+    text = repr(held)
+    for value in ["KP", "Korea Post", "CJ Logistics", "Busan"]:
+        assert value not in text
+    comments = [c.get("comment") for c in held["columns"]]
+    assert comments == [
+        "lists the column's codes (values withheld: privacy mode)",
+        "city shipped to, e.g. …",
+        "the day the parcel left the warehouse",
+    ]
+    assert held["comment"] == held["purpose"] == "Shipments; … rows are parcels"
+    assert card["columns"][0]["comment"].startswith("carrier: KP")  # the stored card is untouched
 
 
 def test_a_soft_delete_flag_is_watched_without_its_values(
@@ -183,10 +222,12 @@ def test_watch_reasons_written_by_analysis_lose_their_values() -> None:
     reason = columns_to_watch([flag], {"USE_YN": profile}, {"USE_YN"})["USE_YN"]
     assert "Y, N" in reason
     assert watch_without_values(reason) == "soft-delete/active flag; current rows need a filter on it"
-    head = "Table WH_MST in erp: live, 6 rows\nPurpose: Warehouse\nColumns to watch: USE_YN: " + reason
-    assert head_without_values(head, {"USE_YN": reason}).splitlines()[-1] == (
-        "Columns to watch: USE_YN: soft-delete/active flag; current rows need a filter on it"
-    )
+    head = "Table WH_MST in erp: live, 6 rows\nPurpose: Warehouses; 'N' rows are closed\nColumns to watch: USE_YN: "
+    held = head_without_values(head + reason, {"USE_YN": reason}).splitlines()
+    assert held[1:] == [
+        "Purpose: Warehouses; … rows are closed",
+        "Columns to watch: USE_YN: soft-delete/active flag; current rows need a filter on it",
+    ]
 
 
 def test_result_shape_says_how_many_rows_in_words() -> None:

@@ -4,7 +4,9 @@ Each tool calls these when its turn runs in privacy mode (`ToolContext.schema_on
 every row. What is left out, and why the rest is safe:
 
 - **Cards and search candidates** keep names, types, keys, joins, comments written in the schema, row counts,
-  null shares and distinct counts (figures about a column, not its values). Ranges, frequent values, samples, the
+  null shares and distinct counts (figures about a column, not its values). A column comment that analysis read a
+  code list from ("10=ordered, 20=paid") is left out, and quoted text in any comment becomes "…"; an unquoted value
+  in a comment cannot be told from other words and is sent as written. Ranges, frequent values, samples, the
   value index's copy, codes and their meanings are left out; a coded column says only which table explains its
   codes (the code group is a row of that table, so it is not named). A column to watch keeps its reason without
   the values a soft-delete flag quotes.
@@ -58,8 +60,18 @@ def _code_table(column: dict[str, Any]) -> str | None:
     return str(source).split(" group ", 1)[0]
 
 
+def comment_without_values(comment: str | None) -> str | None:
+    """A schema comment with its quoted text (`'N' = deleted`, `"Busan"`) replaced by "…"."""
+    return _QUOTED.sub("…", comment) if comment else comment
+
+
 def _column(column: dict[str, Any]) -> dict[str, Any]:
     shown = {k: v for k, v in column.items() if k not in _VALUE_ENTRIES and k != "stats" and k != "watch"}
+    if column.get("comment"):
+        listed_codes = column.get("codes_source") == "column comment"
+        shown["comment"] = (
+            f"lists the column's codes ({WITHHELD})" if listed_codes else comment_without_values(str(column["comment"]))
+        )
     stats = column.get("stats")
     if isinstance(stats, dict):
         shown["stats"] = {k: v for k, v in stats.items() if k in _SHAPE_STATS}
@@ -77,6 +89,9 @@ def card_without_values(card: dict[str, Any]) -> dict[str, Any]:
     shown = dict(card)
     shown["columns"] = [_column(c) for c in card.get("columns") or [] if isinstance(c, dict)]
     shown["sample"] = None
+    for key in ("comment", "purpose"):
+        if isinstance(card.get(key), str):
+            shown[key] = comment_without_values(card[key])
     if isinstance(card.get("watch"), dict):
         shown["watch"] = {k: watch_without_values(str(v)) for k, v in card["watch"].items()}
     return shown
@@ -86,7 +101,7 @@ def head_without_values(head: str, watch: dict[str, str]) -> str:
     """A search candidate's head (`core.cards.card_head.header_lines` as text) with its columns to watch said
     without values."""
     lines = head.splitlines()
-    kept = [line for line in lines if not line.startswith(_WATCH_LINE)]
+    kept = [comment_without_values(line) or line for line in lines if not line.startswith(_WATCH_LINE)]
     if len(kept) < len(lines) and watch:
         kept.append(_WATCH_LINE + "; ".join(f"{k}: {watch_without_values(v)}" for k, v in watch.items()))
     return "\n".join(kept)
