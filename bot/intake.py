@@ -12,7 +12,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from bot import token_commands
 from bot.messages import parse_message, too_long
+from core.config.file import ConfigFile
 from core.store.repositories import outbox, processed_events
 from core.store.repositories import sources as source_repo
 from core.store.repositories import turns as turn_repo
@@ -60,8 +62,11 @@ def storable_message(message: IncomingMessage) -> IncomingMessage:
     return replace(message, **changes) if changes else message
 
 
-def accept(session: Session, message: IncomingMessage) -> Accepted:
-    """Store the message as a turn and its job (or recognise a redelivery); the caller commits, then acknowledges."""
+def accept(session: Session, message: IncomingMessage, config: ConfigFile | None = None) -> Accepted:
+    """Store the message as a turn and its job (or recognise a redelivery); the caller commits, then acknowledges.
+
+    A token command (`bot.token_commands`) is answered at once with no turn, so the token it may make is stored
+    nowhere but in the reply; `config` is the configuration in use, which says who is an admin."""
     message = storable_message(message)
     if not processed_events.first_seen(session, message.platform, message.event_id):
         earlier = processed_events.turn_of(session, message.platform, message.event_id)
@@ -70,6 +75,10 @@ def accept(session: Session, message: IncomingMessage) -> Accepted:
         message.text, labels=source_repo.labels(session), bot_user_id=message.bot_user_id, bot_name=message.bot_name
     )
     remember = parsed.remember or message.remember
+    command = None if remember else token_commands.parse(parsed.text)
+    if command is not None:
+        asker = token_commands.Asker(message.platform, message.user_id, message.private)
+        return Accepted(turn_id=None, reply=token_commands.answer(session, config, asker, command))
     if remember:
         knowledge = parsed.note_text if parsed.remember else parsed.text
         if not knowledge or not knowledge.strip():

@@ -257,7 +257,7 @@ class BotServer:
 
     def _accept(self, message: IncomingMessage) -> Accepted:
         with self.store.transaction() as session:
-            accepted = accept(session, message)
+            accepted = accept(session, message, self.settings.file)
         if accepted.duplicate:
             log.info("%s event %s delivered again; already stored", message.platform, message.event_id)
         return accepted

@@ -84,7 +84,11 @@ class SlackInbound:
             )
         except Exception as exc:  # bolt checks the token with auth.test and raises its own error types
             raise ConfigError(f"Slack refused the bot token or could not be reached: {exc}") from exc
-        self._listen(settings, store, SlackEvents(store, self.poster, on_stored=on_stored, background=background))
+        self._listen(
+            settings,
+            store,
+            SlackEvents(store, self.poster, on_stored=on_stored, background=background, config=lambda: settings.file),
+        )
         review = ExampleReview(store, lambda: settings.file, self.poster, question_embedder(settings), background)
         feedback = FeedbackActions(store, on_proposed=review.proposed)
         self.app.action(FEEDBACK_ACTION)(feedback.on_click)

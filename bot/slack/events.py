@@ -23,6 +23,7 @@ from bot.intake import Accepted, IncomingMessage, accept
 from bot.slack.assistant import first_question, thread_title
 from bot.slack.client import SlackDeliveryError
 from bot.slack.web import SlackPoster
+from core.config.file import ConfigFile
 from core.store.database import Store
 from core.store.repositories import turns as turn_repo
 from core.text.storable_text import storable
@@ -39,9 +40,16 @@ class SlackEvents:
     relay kick), and `background` runs replies and titles after the store commits."""
 
     def __init__(
-        self, store: Store, poster: SlackPoster, *, on_stored: Callable[[int], None], background: Executor
+        self,
+        store: Store,
+        poster: SlackPoster,
+        *,
+        on_stored: Callable[[int], None],
+        background: Executor,
+        config: Callable[[], ConfigFile] | None = None,
     ) -> None:
         self.store = store
+        self.config = config
         self.poster = poster
         self.on_stored = on_stored
         self.background = background
@@ -165,7 +173,7 @@ class SlackEvents:
 
     def _store(self, message: IncomingMessage) -> Accepted:
         with self.store.transaction() as session:
-            accepted = accept(session, message)
+            accepted = accept(session, message, self.config() if self.config is not None else None)
         if accepted.duplicate:
             log.info("Slack event %s delivered again; already stored", message.event_id)
         elif accepted.turn_id is not None:

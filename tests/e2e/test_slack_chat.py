@@ -9,6 +9,7 @@ import urllib.parse
 import pytest
 from sqlalchemy import func, select
 
+from bot.token_commands import ADMINS_ONLY, IN_PRIVATE
 from core.store.models import ExecutedSql, Note, OutboxMessage, ProcessedEvent
 from tests.e2e.conftest import CHANNEL, ChatStack, event_payload
 from tests.fakes.model_server import Call, Say
@@ -294,3 +295,20 @@ def test_the_remember_this_shortcut_saves_the_message_it_was_used_on(chat_stack:
     again = stack.post_slack_form(body)  # the shortcut used twice on one message saves one note
     assert again.status_code == 200
     assert len(stack.turns_in(CHANNEL, message_ts)) == 1
+
+
+def test_token_commands_are_answered_by_the_server_with_no_turn(chat_stack: ChatStack) -> None:
+    """The bot server hands its configuration to the intake: a sales user (no admin role) is told only admins manage
+    tokens, in a DM; in a channel the command is refused before anything else (bot/token_commands.py)."""
+    stack = chat_stack
+    dm = "D0TOKENS"
+    event = {"type": "message", "channel_type": "im", "user": "U_SALES", "text": "token create", "ts": new_ts()}
+    assert stack.post_slack(event_payload(event | {"channel": dm}, "Ev_DM_TOKEN")).status_code == 200
+    ts = new_ts()
+    assert stack.post_slack(event_payload(mention("token list", ts), "Ev_CH_TOKEN")).status_code == 200
+    wait_until(lambda: bool(stack.slack.messages(dm)) and bool(stack.slack.thread(CHANNEL, ts)), 30, "the replies")
+    assert [m.block_text for m in stack.slack.messages(dm)] == [ADMINS_ONLY]
+    assert [m.block_text for m in stack.slack.thread(CHANNEL, ts)] == [IN_PRIVATE]
+    assert stack.turns_in(dm) == []
+    assert stack.turns_in(CHANNEL, ts) == []
+    assert stack.model.requests == []
