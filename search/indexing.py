@@ -1,4 +1,8 @@
-"""Keeping the search index in step with the cards: only chunks whose text changed are embedded again."""
+"""Keeping the search index in step with the cards: only chunks whose text changed are embedded again.
+
+With a fast encoder (two-speed indexing, `search.refinement`) the new and changed chunks are written with its vector
+in `fast_embedding` and none in `embedding`: searchable at once, by words and in the fast space; refinement makes
+their vectors afterwards. The source's summary vector is always the main encoder's (one text)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ class IndexReport:
     reused: int = 0
     removed: int = 0
     multilingual: int = 0  # chunks given their multilingual vector (search.multilingual)
+    fast: int = 0  # chunks written with the fast encoder's vector only, left to refinement (search.refinement)
+    refined: int = 0  # chunks given their vector by refinement
 
 
 @dataclass
@@ -42,15 +48,20 @@ class IndexPlan:
     stale: list[int] = field(default_factory=list)  # chunk ids whose table part is gone
     values: set[tuple[int, str, str]] = field(default_factory=set)
     summary_vector: list[float] | None = None
+    fast: bool = False  # the chunk vectors are the fast encoder's
 
     @property
     def vectors_written(self) -> int:
-        """Chunk vectors the write adds to the vector index (new chunks and changed ones)."""
+        """Chunk vectors the write adds to the vector index (new chunks and changed ones; after a fast pass,
+        refinement adds them)."""
         return len(self.new) + len(self.changed)
 
 
-def plan_index(session: Session, source_id: int, summary: str | None, embedder: Embedder) -> IndexPlan:
-    """Read the source's cards and chunks, make the chunks of each card and embed those whose text changed."""
+def plan_index(
+    session: Session, source_id: int, summary: str | None, embedder: Embedder, fast: Embedder | None = None
+) -> IndexPlan:
+    """Read the source's cards and chunks, make the chunks of each card and embed those whose text changed: by
+    `fast` when given (their vectors are left to refinement), else by `embedder`."""
     report = IndexReport()
     tables = search_index.indexable_tables(session, source_id)
     report.tables = len(tables)
@@ -70,8 +81,8 @@ def plan_index(session: Session, source_id: int, summary: str | None, embedder: 
             )
             if current is not None:
                 keep.add(current[0])
-    plan = IndexPlan(source_id, report, values=indexed_values(tables))
-    vectors = embedder.embed([w[4] for w in wanted])
+    plan = IndexPlan(source_id, report, values=indexed_values(tables), fast=fast is not None)
+    vectors = (fast or embedder).embed([w[4] for w in wanted])
     for (table_id, chunk_id, kind, ordinal, text, keywords), vector in zip(wanted, vectors, strict=True):
         if chunk_id is None:
             plan.new.append(
@@ -83,12 +94,14 @@ def plan_index(session: Session, source_id: int, summary: str | None, embedder: 
                     "text": text,
                     "keywords": keywords,
                     # a row of the float32 array, not a list: 384 Python floats per chunk took 12 KB each
-                    "embedding": vector,
+                    "embedding": None if plan.fast else vector,
+                    "fast_embedding": vector if plan.fast else None,
                 }
             )
         else:
             plan.changed.append((chunk_id, table_id, kind, ordinal, text, keywords, vector.tolist()))
     report.embedded = len(wanted)
+    report.fast = len(wanted) if plan.fast else 0
     plan.stale = [chunk_id for chunk_id, _ in existing.values() if chunk_id not in keep]
     plan.summary_vector = embedder.embed([summary])[0].tolist() if summary else None
     return plan
@@ -98,7 +111,8 @@ def apply_index(session: Session, plan: IndexPlan) -> IndexReport:
     """Write a plan: chunks, the source's values and summary vector, its chunk count and the common words."""
     source_id = plan.source_id
     for chunk_id, table_id, kind, ordinal, text, keywords, vector in plan.changed:
-        search_index.upsert_chunk(session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, vector)
+        strong, fast = (None, vector) if plan.fast else (vector, None)
+        search_index.upsert_chunk(session, chunk_id, source_id, table_id, kind, ordinal, text, keywords, strong, fast)
     for start in range(0, len(plan.new), INSERT_BATCH):
         search_index.insert_chunks(session, plan.new[start : start + INSERT_BATCH])
     search_index.delete_chunks(session, plan.stale)

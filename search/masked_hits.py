@@ -145,13 +145,17 @@ class MaskedHits:
                 kept.append(queries.Hit(hit.table_id, max(found), hit.source_id))
         return sorted(kept, key=lambda h: (-h.score, h.table_id))
 
-    def semantic(self, hits: list[queries.Hit], vector: np.ndarray) -> list[queries.Hit]:
-        """Semantic hits with such tables scored by their nearest chunk as the reader sees it."""
+    def semantic(
+        self, hits: list[queries.Hit], vector: np.ndarray, embedder: Embedder | None = None
+    ) -> list[queries.Hit]:
+        """Semantic hits with such tables scored by their nearest chunk as the reader sees it (in the space of
+        `embedder`, by default the search's)."""
         if not self.active:
             return hits
         self._load([h.table_id for h in hits])
         texts = [c.text for h in hits for c in self._chunks.get(h.table_id) or []]
-        vectors_of = dict(zip(texts, _vectors.of(self.embedder, texts), strict=True)) if texts else {}
+        space = embedder or self.embedder
+        vectors_of = dict(zip(texts, _vectors.of(space, texts), strict=True)) if texts else {}
         scored = []
         for hit in hits:
             chunks = self._chunks.get(hit.table_id)

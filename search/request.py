@@ -68,6 +68,9 @@ class Encoders:
     reranker: Reranker
     #: The second vector space's encoder (search.multilingual): questions in another script are searched by it.
     multilingual: Embedder | None = None
+    #: The fast space's encoder (search.refinement): chunks not yet refined are found by the question's vector in it.
+    #: None: such chunks are found by words only until they are refined.
+    fast: Embedder | None = None
 
 
 def validate_request(request: SearchRequest) -> None:

@@ -117,6 +117,14 @@ def search_tables(
         else None
     )
     values_query = value_query(request.question) if request.values else None
+    # Chunks still waiting for their vector (search.refinement) are ranked in the fast space: one more ranking, read
+    # with the others. Whether a searched source has any came with the sources; a refined store pays nothing.
+    unrefined = [s for s in source_ids if s in search_stats.search_context(session).unrefined]
+    fast_vector = (
+        encoders.fast.embed([request.question])[0]
+        if encoders.fast is not None and unrefined and "semantic" in request.signals and not multilingual
+        else None
+    )
     rankings, matched, part_rankings, others = text_rankings(
         session,
         texts,
@@ -132,7 +140,14 @@ def search_tables(
         multilingual,
         notes_asked,  # read in the rankings' statement
         (values_query, VALUE_HITS) if values_query is not None else None,
+        (fast_vector.tolist(), unrefined) if fast_vector is not None else None,
     )
+    if fast_vector is not None:
+        fast_hits = masked.semantic(others.fast, fast_vector, encoders.fast)
+        fast_ranking = best_first((h.table_id, h.score) for h in fast_hits)
+        rankings.append((fast_ranking, 1.0))
+        for table_id in fast_ranking:
+            matched.setdefault(table_id, set()).add("semantic")
     note_texts: dict[int, list[str]] = {}
     if notes_asked is not None:
         note_hits = others.notes

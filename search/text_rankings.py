@@ -36,6 +36,7 @@ def text_rankings(
     multilingual: bool = False,
     notes: NoteQuery | None = None,
     values: tuple[str, int] | None = None,
+    fast: tuple[list[float], list[int]] | None = None,
 ) -> tuple[list[tuple[list[int], float]], dict[int, set[str]], list[PartRanking], RankingRows]:
     """Per-table rankings by meaning and by words for the question, each extra term and each phrase of the
     question, weighted by `weights`; hits on tables with columns masked for the reader are scored on what the
@@ -44,7 +45,8 @@ def text_rankings(
     what the question found; searching the whole index for it costs a vector search each). Also each phrase's own
     rankings, for coverage (`search.coverage`). `vectors` are of the multilingual space when `multilingual`.
     `first_hits`, when given, are the question's meaning hits already read. `notes` and `values` ask for the
-    search's note and value hits, read with the rankings. Returns (weighted rankings, the signals that found each
+    search's note and value hits, and `fast` (the question's fast vector, the sources) for the tables of chunks not
+    yet refined in the fast space, all read with the rankings. Returns (weighted rankings, the signals that found each
     table, each phrase's rankings, the note and value hits)."""
     semantic_found, keyword_found, others = _hits(
         session,
@@ -59,6 +61,7 @@ def text_rankings(
         multilingual,
         notes,
         values,
+        fast,
     )
     rankings: list[tuple[list[int], float]] = []
     own: dict[int, tuple[list[int], list[int]]] = {}
@@ -97,6 +100,7 @@ def _hits(
     multilingual: bool,
     notes: NoteQuery | None,
     values: tuple[str, int] | None,
+    fast: tuple[list[float], list[int]] | None,
 ) -> tuple[dict[int, list[queries.Hit]], dict[int, tuple[str, list[queries.Hit]]], RankingRows]:
     """The store's hits for each text, before masks: (text index → meaning hits, text index → (its to_tsquery
     expression, word hits), the note and value hits). A text with no query words has no entry in the second."""
@@ -139,6 +143,7 @@ def _hits(
             multilingual,
             notes,
             values,
+            fast,
         ),
     )
     for (index, query), keyword in zip(words_only.items(), found.keyword, strict=True):

@@ -88,3 +88,14 @@ def default_embedder() -> Embedder:
     home = Path(tempfile.mkdtemp(prefix="ts-test-encoder-"))
     atexit.register(shutil.rmtree, home, ignore_errors=True)  # the verified model copy (23 MB) goes with the process
     return embedder_for(Settings(home=home))
+
+
+@functools.cache
+def fast_embedder() -> Embedder:
+    """The fast encoder of two-speed indexing (the static word pieces, search.encoder_static), made once per test
+    process from the int8 model."""
+    from search.encoder_static import StaticEmbedder
+
+    home = Path(tempfile.mkdtemp(prefix="ts-test-fast-encoder-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    return StaticEmbedder.prepared(home)

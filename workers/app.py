@@ -30,7 +30,12 @@ SWEEP_TASK = "tablescout.chat.sweep"
 #: The sweep publishes outbox jobs a bot server did not (it stopped before its relay ran), retries answers and runs
 #: again (or fails) turns whose job was lost (every `Settings.sweep_interval_s`).
 SWEEP_EVERY_S = 30.0
-ANALYSIS_TASKS = ("tablescout.catalog.analyze_source", "tablescout.catalog.analyze_all")
+#: Jobs that analyse or index sources: the analysis limits apply to them.
+ANALYSIS_TASKS = (
+    "tablescout.catalog.analyze_source",
+    "tablescout.catalog.analyze_all",
+    "tablescout.search.refine_source",
+)
 TASK_MODULES = [
     "workers.tasks.analysis",
     "workers.tasks.turns",

@@ -18,6 +18,7 @@ from core.store.database import Store, open_store
 from core.store.repositories import turns as turn_repo
 from search.encoders import BiEncoderReranker, CrossEncoderReranker, Reranker, embedder_for
 from search.multilingual import multilingual_for
+from search.refinement import static_embedder_for
 from search.service import Encoders
 from workers.models.registry import describe_model_setup, provider_from_settings
 from workers.turns.state import TurnEnvironment
@@ -31,12 +32,13 @@ _store: Store | None = None
 
 def encoders_for(settings: Settings) -> Encoders:
     """The embedder the settings choose (search.encoders.embedder_for, shared in the process), a reranker and the
-    multilingual embedder for questions in other scripts (search.multilingual; loaded on first use)."""
+    multilingual embedder for questions in other scripts (search.multilingual) and the fast one for chunks not yet
+    refined (search.refinement; both loaded on first use)."""
     embedder = embedder_for(settings)
     reranker: Reranker = (
         CrossEncoderReranker(settings.reranker_model) if settings.reranker_model else BiEncoderReranker(embedder)
     )
-    return Encoders(embedder, reranker, multilingual_for(settings))
+    return Encoders(embedder, reranker, multilingual_for(settings), static_embedder_for(settings))
 
 
 def owner_label() -> str:

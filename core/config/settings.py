@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     # questions written mostly in a script other than Latin (Korean, Japanese, Chinese, Cyrillic, ...) are searched
     # by it. Off: such questions are searched like any other (and indexing does not pay for the second vectors).
     multilingual_vectors: bool = True
+    # Two-speed indexing (search.refinement): new and changed chunks are written with the fast static encoder's
+    # vector, searchable at once, and refined to the main encoder's vector afterwards (a worker job per source, or
+    # inline at the end of `tablescout analyze`). Off: every chunk is embedded by the main encoder as it is written.
+    fast_indexing: bool = True
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     # The key of `hash` column masks (core.access.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
     mask_key: SecretStr | None = None

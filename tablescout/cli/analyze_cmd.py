@@ -108,7 +108,9 @@ def analyze(
     """Analyse sources: cards with column meanings, stale copies, partitions and joins."""
     from catalog.analysis import AnalysisOptions
     from core.store.repositories import sources as source_repo
+    from search.encoders import embedder_for
     from search.index_upkeep import IndexUpkeep
+    from search.refinement import refine_source
     from workers.catalog_refresh import refresh_source
 
     if bool(names) == all_sources:
@@ -127,7 +129,18 @@ def analyze(
             upkeep = IndexUpkeep(store)
             try:
                 for name in names or []:
-                    refreshed.append(refresh_source(config, store, name, options, BarProgress(progress), upkeep=upkeep))
+                    refreshed.append(
+                        refresh_source(config, store, name, options, BarProgress(progress), upkeep=upkeep, refine=False)
+                    )
+                # Every source is searchable now (fast vectors); their chunks get the main encoder's vectors before
+                # the run ends (and before a vector index set aside is built again).
+                for item in refreshed:
+                    if item.index is not None and item.source_id is not None:
+                        if item.index.fast:
+                            progress.console.print(
+                                f"{item.analysis.source}: refining {item.index.fast} chunk vectors..."
+                            )
+                        item.index.refined = refine_source(store, item.source_id, embedder_for(config))
             except interrupts.Interrupted:
                 # Stopped: no rebuild of every chunk on the way out. The next analyze builds a vector index this
                 # run set aside; searches meanwhile find nearest chunks by an exact scan.
@@ -151,6 +164,11 @@ def analyze(
                     f"{item.index.embedded} chunks embedded, {item.index.reused} unchanged"
                     + (f"; {item.index.multilingual} multilingual vectors made" if item.index.multilingual else "")
                 )
+                if item.index.refined:
+                    console.print(
+                        f"{item.analysis.source}: search index refined, {item.index.refined} chunk vectors made "
+                        "by the main encoder"
+                    )
         if upkeep.built_s is not None:
             console.print(f"search: vector index built in {upkeep.built_s:.1f} s")
         console.print(_summary_table(reports))

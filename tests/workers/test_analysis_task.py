@@ -3,10 +3,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import delete, func, select
 
+from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
-from tests.catalog.analysis_support import new_installation
+from core.store.models import SearchChunk
+from tests.catalog.analysis_support import Installation, new_installation
+from tests.support import isolated_settings
+from workers.catalog_refresh import refresh_source
 
 
 def test_task_runs_the_same_analysis(
@@ -28,4 +33,44 @@ def test_task_runs_the_same_analysis(
     assert tables["ORD_MST_BAK"].role == "backup"
     analyze_all_task.apply().get()
     assert installation.tables("erp")["ORD_MST"].analysed_at is not None
+    installation.store.close()
+
+
+def _vectors(installation: Installation) -> tuple[int, int, int]:
+    """(chunks, with their vector, with a fast vector)."""
+    with installation.store.transaction() as session:
+        total, strong, fast = session.execute(
+            select(func.count(), func.count(SearchChunk.embedding), func.count(SearchChunk.fast_embedding))
+        ).one()
+    return int(total), int(strong), int(fast)
+
+
+def test_analysis_without_a_broker_ends_refined_and_the_refinement_task_refines_a_source(
+    store_server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installation = new_installation(store_server, tmp_path / "home")
+    paths = build_sqlite(tmp_path / "sample")
+    installation.add("erp", f"sqlite:///{paths['erp']}")
+    monkeypatch.setenv("TABLESCOUT_HOME", str(installation.settings.home))
+    assert installation.settings.database_url is not None
+    monkeypatch.setenv("TABLESCOUT_DATABASE_URL", installation.settings.database_url.get_secret_value())
+    monkeypatch.setenv("TABLESCOUT_MULTILINGUAL_VECTORS", "false")
+    from workers.tasks.analysis import analyze_source_task, refine_source_task
+
+    assert refine_source_task.name == "tablescout.search.refine_source"
+    analyze_source_task.apply(args=("erp",)).get()  # fast pass, then refined in the job itself (no broker)
+    total, strong, fast = _vectors(installation)
+    assert total > 0
+    assert (strong, fast) == (total, 0)
+    with installation.store.transaction() as session:  # indexed again from nothing, by the fast pass alone
+        session.execute(delete(SearchChunk))
+    settings = isolated_settings(
+        installation.settings.home, database_url=installation.settings.database_url, multilingual_vectors=False
+    )
+    refreshed = refresh_source(settings, installation.store, "erp", AnalysisOptions(), refine=False)
+    source_id = refreshed.source_id
+    assert _vectors(installation) == (total, 0, total)
+    assert refine_source_task.apply(args=(source_id,)).get() == total
+    assert _vectors(installation) == (total, total, 0)
+    assert refine_source_task.apply(args=(source_id,)).get() == 0  # redelivered: nothing left to do
     installation.store.close()

@@ -1,4 +1,5 @@
-"""Scheduled and on-demand re-analysis of sources (the same service as `tablescout analyze`)."""
+"""Scheduled and on-demand re-analysis of sources (the same service as `tablescout analyze`), and the refinement of
+their chunk vectors that follows (search.refinement)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from core.config.settings import load_settings
 from core.store import migrate
 from core.store.database import open_store
 from core.store.repositories import sources as source_repo
+from search.encoders import embedder_for
 from search.index_upkeep import IndexUpkeep
+from search.refinement import has_unrefined, refine_source
 from workers.app import task
 from workers.catalog_refresh import refresh_source
 
@@ -17,19 +20,28 @@ log = logging.getLogger(__name__)
 
 
 def run_analysis(names: list[str] | None, *, full: bool = False) -> dict[str, str]:
-    """Analyse the named sources (all when None); returns source → "ok" or the reason it failed."""
+    """Analyse the named sources (all when None); returns source → "ok" or the reason it failed. With a broker the
+    refinement of each source's new vectors is queued as a job of its own (the sources are searchable meanwhile);
+    without one (a job run in the calling process) it runs here."""
     settings = load_settings()
     store = open_store(settings)
+    queue = settings.redis_url is not None
     try:
         migrate.require_current(store.engine)
         if names is None:
             with store.transaction() as session:
                 names = [s.name for s in source_repo.all_sources(session)]
         outcome = {}
+        indexed: list[int] = []
         with IndexUpkeep(store) as upkeep:
             for name in names:
-                report = refresh_source(settings, store, name, AnalysisOptions(full=full), upkeep=upkeep).analysis
+                refreshed = refresh_source(
+                    settings, store, name, AnalysisOptions(full=full), upkeep=upkeep, refine=not queue
+                )
+                report = refreshed.analysis
                 outcome[name] = report.error or "ok"
+                if refreshed.source_id is not None:
+                    indexed.append(refreshed.source_id)
                 log.info(
                     "analysed %s: %d tables, %d copies, %d skipped",
                     name,
@@ -37,6 +49,10 @@ def run_analysis(names: list[str] | None, *, full: bool = False) -> dict[str, st
                     len(report.copies),
                     len(report.skipped),
                 )
+        if queue:
+            for source_id in indexed:
+                if has_unrefined(store, source_id):
+                    refine_source_task.delay(source_id)
         return outcome
     finally:
         store.close()
@@ -50,3 +66,19 @@ def analyze_source_task(name: str, full: bool = False) -> None:
 @task("tablescout.catalog.analyze_all")
 def analyze_all_task() -> None:
     run_analysis(None)
+
+
+@task("tablescout.search.refine_source")
+def refine_source_task(source_id: int) -> int:
+    """Give the source's chunks written by the fast pass their vectors (search.refinement); how many were given.
+    Idempotent and resumable: a redelivered job goes on where the last one stopped, and one that finds another
+    refinement of the source running leaves the work to it."""
+    settings = load_settings()
+    store = open_store(settings)
+    try:
+        migrate.require_current(store.engine)
+        made = refine_source(store, source_id, embedder_for(settings))
+        log.info("refined %d chunk vectors of source %d", made, source_id)
+        return made
+    finally:
+        store.close()

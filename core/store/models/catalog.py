@@ -139,6 +139,8 @@ class SearchChunk(Base):
             postgresql_with={"m": 16, "ef_construction": 64},
             postgresql_ops={"embedding": "vector_cosine_ops"},
         ),
+        # The chunks still waiting for their vector (search.refinement; migration 0018), by source.
+        Index("ix_search_chunks_unrefined", "source_id", "id", postgresql_where=text("embedding IS NULL")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -153,6 +155,9 @@ class SearchChunk(Base):
     # The same text in the multilingual space (search.multilingual; migration 0016), for questions in other scripts;
     # NULL until it is made, and again whenever the text changes.
     ml_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
+    # The fast encoder's vector (search.encoder_static; migration 0018) while `embedding` is NULL: written by the fast
+    # pass of indexing, cleared when refinement (search.refinement) writes `embedding`.
+    fast_embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIMENSIONS))
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
 
 

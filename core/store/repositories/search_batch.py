@@ -3,9 +3,10 @@ words alone, the tables already found ordered by the meaning of each phrase, the
 the values it names. One round trip where these were four.
 
 Each ranking is the statement its own reader used to send (`search_queries.keyword_statement`,
-`search_queries.note_statement`, `search_values.value_statement`, and the exact scan of the found tables' chunks
-below), one branch of a UNION ALL whose rows say which ranking and which text they belong to. A branch keeps its own
-ORDER BY and LIMIT; the rows are put back in each ranking's order here. Scores travel as text, so each comes back
+`search_queries.note_statement`, `search_values.value_statement`, `search_queries.fast_statement` for chunks not yet
+refined, and the exact scan of the found tables' chunks below), one branch of a UNION ALL whose rows say which
+ranking and which text they belong to. A branch keeps its own ORDER BY and LIMIT; the rows are put back in each
+ranking's order here. Scores travel as text, so each comes back
 exactly as its own statement gave it, whatever the type of the branch (`real` for PostgreSQL's ranks, `float8` for
 distances and BM25).
 """
@@ -21,10 +22,17 @@ from sqlalchemy.orm import Session
 
 from core.access.users import UserRef
 from core.store.models import SearchChunk
-from core.store.repositories.search_queries import Hit, NoteHit, chunk_vectors, keyword_statement, note_statement
+from core.store.repositories.search_queries import (
+    Hit,
+    NoteHit,
+    chunk_vectors,
+    fast_statement,
+    keyword_statement,
+    note_statement,
+)
 from core.store.repositories.search_values import ValueHit, value_statement
 
-_KEYWORD, _AMONG, _NOTE, _VALUE = "k", "m", "n", "v"
+_KEYWORD, _AMONG, _NOTE, _VALUE, _FAST = "k", "m", "n", "v", "f"
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,9 @@ class RankingQuery:
     `word_queries`: to_tsquery expressions, each ranked by words over the visible tables (BM25 with `bm25`, else
     `ts_rank_cd`), `limit` tables each. `among_vectors`: vectors each ordering, by their nearest chunk, the tables
     of `among_tables` and those the word queries find (in the multilingual space with `multilingual`). `notes` and
-    `values` (a to_tsquery expression and how many values) are read when given."""
+    `values` (a to_tsquery expression and how many values) are read when given. `fast`, a question's vector in the
+    fast space and the sources to search, ranks those sources' chunks still waiting for their vector
+    (`search.refinement`)."""
 
     source_ids: Sequence[int]
     limit: int
@@ -56,16 +66,19 @@ class RankingQuery:
     multilingual: bool = False
     notes: NoteQuery | None = None
     values: tuple[str, int] | None = None
+    fast: tuple[list[float], Sequence[int]] | None = None
 
 
 @dataclass
 class RankingRows:
-    """Each ranking best first: per word query, per vector, the note hits (word matches first), the value hits."""
+    """Each ranking best first: per word query, per vector, the note hits (word matches first), the value hits,
+    the unrefined chunks' tables in the fast space."""
 
     keyword: list[list[Hit]] = field(default_factory=list)
     among: list[list[Hit]] = field(default_factory=list)
     notes: list[NoteHit] = field(default_factory=list)
     values: list[ValueHit] = field(default_factory=list)
+    fast: list[Hit] = field(default_factory=list)
 
 
 def _row(kind: str, part: Any, table_id: Any, score: Any, source_id: Any, key: Any, first: Any, second: Any) -> Any:
@@ -141,6 +154,9 @@ def _statement(query: RankingQuery) -> Any:
                 )
             )
         )
+    if query.fast is not None and query.fast[1]:
+        fast = fast_statement(query.fast[0], query.fast[1], query.limit).subquery()
+        branches.append(select(*_row(_FAST, 0, fast.c.table_id, fast.c.distance, fast.c.source_id, 0, null(), null())))
     if not branches:
         return None
     return branches[0] if len(branches) == 1 else union_all(*branches)
@@ -160,12 +176,14 @@ def rankings(session: Session, query: RankingQuery) -> RankingRows:
             found.keyword[part].append(Hit(table_id, value))
         elif kind == _AMONG:
             found.among[part].append(Hit(table_id, 1.0 - value, source_id))
+        elif kind == _FAST:
+            found.fast.append(Hit(table_id, 1.0 - value, source_id))
         elif kind == _NOTE:
             notes.append((part, value, NoteHit(key, table_id, value, first)))
         else:
             values.append((value, key, ValueHit(source_id, table_id, first, second, value)))
     # UNION ALL keeps each branch's rows but not their order across branches: each ranking is put back in order.
-    for hits in (*found.keyword, *found.among):
+    for hits in (*found.keyword, *found.among, found.fast):
         hits.sort(key=lambda h: (-h.score, h.table_id))
     notes.sort(key=lambda n: (n[0], -n[1]))  # stable: equal scores keep the order their statement gave them
     found.notes = [n[2] for n in notes]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pgvector import Vector as PgVector
 from sqlalchemy import Text, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
@@ -30,8 +31,9 @@ def existing_chunks(session: Session, table_ids: Sequence[int]) -> dict[tuple[in
 
 
 def insert_chunks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """New chunks, in batched multi-row INSERTs (keys: table_id, source_id, kind, ordinal, text, keywords and
-    embedding); the full-text vector is made from `keywords` by the server."""
+    """New chunks, in batched multi-row INSERTs (keys: table_id, source_id, kind, ordinal, text, keywords,
+    embedding and fast_embedding, one of the two vectors None); the full-text vector is made from `keywords` by the
+    server."""
     if not rows:
         return
     stmt = insert(SearchChunk).values(tsv=func.to_tsvector("simple", bindparam("keywords", type_=Text)))
@@ -47,19 +49,62 @@ def upsert_chunk(
     ordinal: int,
     text: str,
     keywords: str,
-    embedding: list[float],
+    embedding: list[float] | None,
+    fast_embedding: list[float] | None = None,
 ) -> None:
+    """A chunk with its vector, or with only the fast encoder's (`embedding` None: refinement makes it)."""
     tsv = func.to_tsvector("simple", keywords)
     if existing_id is None:
         chunk = SearchChunk(table_id=table_id, source_id=source_id, kind=kind, ordinal=ordinal, text=text, tsv=tsv)
         chunk.embedding = embedding
+        chunk.fast_embedding = fast_embedding
         session.add(chunk)
     else:
         session.execute(
             update(SearchChunk)
             .where(SearchChunk.id == existing_id)
-            .values(text=text, embedding=embedding, ml_embedding=None, tsv=tsv, source_id=source_id)
+            .values(
+                text=text,
+                embedding=embedding,
+                fast_embedding=fast_embedding,
+                ml_embedding=None,
+                tsv=tsv,
+                source_id=source_id,
+            )
         )  # the multilingual vector of the old text is made again (search.multilingual)
+
+
+def unrefined_chunks(session: Session, source_id: int, after: int, limit: int) -> list[tuple[int, str]]:
+    """(chunk id, text) of the source's chunks without their vector (`embedding` NULL), by id from `after` on; read
+    from the partial index ix_search_chunks_unrefined."""
+    stmt = (
+        select(SearchChunk.id, SearchChunk.text)
+        .where(SearchChunk.source_id == source_id, SearchChunk.embedding.is_(None), SearchChunk.id > after)
+        .order_by(SearchChunk.id)
+        .limit(limit)
+    )
+    return [(chunk_id, chunk_text) for chunk_id, chunk_text in session.execute(stmt).all()]
+
+
+def set_refined(session: Session, vectors: Sequence[tuple[int, Any]]) -> int:
+    """Write chunks' vectors, (chunk id, vector) pairs, and clear their fast vectors, in one UPDATE; a chunk that
+    has its vector already is left alone. How many were written."""
+    if not vectors:
+        return 0
+    stmt = text(
+        "UPDATE search_chunks AS c SET embedding = CAST(v.vector AS vector), fast_embedding = NULL "
+        "FROM unnest(CAST(:ids AS integer[]), CAST(:vectors AS text[])) AS v(id, vector) "
+        "WHERE c.id = v.id AND c.embedding IS NULL"
+    )
+    ids = [chunk_id for chunk_id, _ in vectors]
+    texts = [PgVector(vector).to_text() for _, vector in vectors]
+    return int(session.execute(stmt, {"ids": ids, "vectors": texts}).rowcount or 0)  # type: ignore[attr-defined]
+
+
+def has_unrefined(session: Session, source_id: int) -> bool:
+    """Has the source chunks without their vector?"""
+    stmt = select(SearchChunk.id).where(SearchChunk.source_id == source_id, SearchChunk.embedding.is_(None))
+    return session.execute(stmt.limit(1)).first() is not None
 
 
 def chunks_without_ml(session: Session, source_id: int, after: int, limit: int) -> list[tuple[int, str]]:

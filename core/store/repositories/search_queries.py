@@ -78,6 +78,17 @@ def has_multilingual(session: Session, source_ids: Sequence[int]) -> bool:
 
 
 def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False) -> Any:
+    return _exact_scan(chunk_vectors(multilingual), vector, source_ids, limit)
+
+
+def fast_statement(vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
+    """(table_id, distance, source_id) best first: the tables by their nearest chunk in the fast space, among the
+    chunks still waiting for their vector (search.refinement), by an exact scan (`search_batch.rankings` reads it
+    with a search's other rankings)."""
+    return _exact_scan(SearchChunk.fast_embedding, vector, source_ids, limit, SearchChunk.embedding.is_(None))
+
+
+def _exact_scan(column: Any, vector: list[float], source_ids: Sequence[int], limit: int, *where: Any) -> Any:
     # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete. The distances
     # are computed below an OFFSET 0 fence, so grouping sorts (table, distance) pairs and not the vectors themselves
     # (which at a few thousand chunks spilled the sort to disk and doubled the scan's time).
@@ -85,12 +96,13 @@ def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int, 
         select(
             SearchChunk.table_id.label("table_id"),
             SearchChunk.source_id.label("source_id"),
-            (chunk_vectors(multilingual).cosine_distance(vector) + literal(0.0)).label("distance"),
+            (column.cosine_distance(vector) + literal(0.0)).label("distance"),
         )
         .where(
             SearchChunk.source_id == _ids(source_ids),
             SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
-            chunk_vectors(multilingual).is_not(None),
+            column.is_not(None),
+            *where,
         )
         .offset(0)
         .subquery()

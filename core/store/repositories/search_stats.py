@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import ARRAY, Text, exists, func, literal, literal_column, select, text
 from sqlalchemy.orm import Session
 
-from core.store.models import CommonWord, Source, VerifiedExample
+from core.store.models import CommonWord, SearchChunk, Source, VerifiedExample
 
 #: Chunks the HNSW index returns when every chunk may match; a search over a share of the chunks (some databases,
 #: or a user who may see only some) asks for proportionally more, so about as many of them survive the filter.
@@ -57,29 +57,33 @@ def search_stats(session: Session) -> SearchStats:
 
 @dataclass(frozen=True)
 class SearchContext:
-    """What a search reads before its rankings: every registered source (by name), the statistics, and whether any
-    approved example exists (when none does, no search looks for one)."""
+    """What a search reads before its rankings: every registered source (by name), the statistics, whether any
+    approved example exists (when none does, no search looks for one) and the sources with chunks still waiting for
+    their vector (search.refinement; searched in the fast space too)."""
 
     sources: tuple[Source, ...]
     stats: SearchStats
     any_approved_example: bool
+    unrefined: frozenset[int] = frozenset()
 
 
 def search_context(session: Session) -> SearchContext:
-    """The sources, statistics and approved-example flag in one statement, read once per transaction (indexing in
-    the same transaction forgets them)."""
+    """The sources, statistics, approved-example flag and unrefined sources in one statement, read once per
+    transaction (indexing in the same transaction forgets them). Whether a source has unrefined chunks is one probe
+    of the partial index ix_search_chunks_unrefined, empty once every chunk is refined."""
     cached = session.info.get(_CONTEXT)
     if isinstance(cached, SearchContext):
         return cached
     words = select(func.coalesce(func.array_agg(CommonWord.word), literal([], ARRAY(Text)))).scalar_subquery()
     approved = exists().where(VerifiedExample.status == "approved")
-    rows = session.execute(select(Source, words, approved).order_by(Source.name)).all()
+    unrefined = exists().where(SearchChunk.source_id == Source.id, SearchChunk.embedding.is_(None))
+    rows = session.execute(select(Source, words, approved, unrefined).order_by(Source.name)).all()
     if not rows:  # no source: nothing to search, and the statistics are read on their own if asked for
         return SearchContext((), search_stats(session), False)
     found = tuple(row[0] for row in rows)
     stats = SearchStats({s.id: int(s.chunk_count) for s in found}, frozenset(rows[0][1]))
     session.info[_STATS] = stats
-    context = SearchContext(found, stats, bool(rows[0][2]))
+    context = SearchContext(found, stats, bool(rows[0][2]), frozenset(row[0].id for row in rows if row[3]))
     session.info[_CONTEXT] = context
     return context
 

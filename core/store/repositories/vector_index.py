@@ -1,5 +1,5 @@
 """The chunk vector index (HNSW), set aside while a large load writes its chunks and built once after it; and the
-locks indexing jobs hold.
+locks indexing and refinement jobs hold.
 
 Keeping an HNSW graph up to date costs a graph search per inserted chunk, and that cost grows with the graph:
 9-14 ms per chunk at 333,000 chunks on an idle 2-core machine (pgvector 0.6.2), against 0.7 ms per chunk to build
@@ -41,6 +41,8 @@ LOCK_CLASS = 0x7473  # "ts"
 LOCK_VECTOR_INDEX = 1
 #: pg_advisory_lock(classid, source id): held while a source's index is worked out and written.
 LOCK_CLASS_SOURCE = 0x7474
+#: pg_try_advisory_lock(classid, source id): held while a source's chunks are refined (search.refinement).
+LOCK_CLASS_REFINING = 0x7475
 
 
 def state(conn: Connection) -> str:
@@ -147,3 +149,17 @@ def source_indexing(engine: Engine, source_id: int) -> Iterator[None]:
             yield
         finally:
             conn.execute(text("SELECT pg_advisory_unlock(:c, :o)"), {"c": LOCK_CLASS_SOURCE, "o": source_id})
+
+
+@contextmanager
+def source_refining(engine: Engine, source_id: int) -> Iterator[bool]:
+    """Take the source's refinement lock if nobody holds it: yields whether this job holds it (and so refines)."""
+    with _autocommit(engine) as conn:
+        held = bool(
+            conn.scalar(text("SELECT pg_try_advisory_lock(:c, :o)"), {"c": LOCK_CLASS_REFINING, "o": source_id})
+        )
+        try:
+            yield held
+        finally:
+            if held:
+                conn.execute(text("SELECT pg_advisory_unlock(:c, :o)"), {"c": LOCK_CLASS_REFINING, "o": source_id})

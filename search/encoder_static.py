@@ -3,11 +3,13 @@
 The table is distilled from the int8 model (search.encoder_onnx) as model2vec does it: every word piece of the
 vocabulary is embedded alone (`[CLS] piece [SEP]`), and a piece's weight grows with the logarithm of its rank in
 the vocabulary (frequent pieces count less). Embedding is then a lookup and a mean: thousands of texts a second on
-one core, at the cost of word order and context. Kept under TABLESCOUT_HOME/encoders next to the int8 model and
-verified by hash the same way.
+one core, at the cost of word order and context. Kept under TABLESCOUT_HOME/encoders next to the int8 model (and in
+the machine's cache like it) and verified by hash the same way.
 
-Not a tablescout encoder (`search.encoders` does not offer it): the encoder benchmark (bench.encoders) measures it
-beside the ones it offers, as the `minilm-static` option.
+It is the fast encoder of two-speed indexing (`search.refinement`): new and changed chunks are written with its
+vector and become searchable at once, and the int8 model's vector replaces it afterwards. It is no
+`embedding_encoder` choice: alone it ranks worse than the model it was made from. The encoder benchmark
+(bench.encoders) measures it beside the others as the `minilm-static` option.
 """
 
 from __future__ import annotations
@@ -53,15 +55,56 @@ def _verify(entry: Path, onnx_sha: str) -> None:
 
 
 def prepare(home: Path, model_dir: str | None = None) -> Path:
+    """The verified table for the int8 model of `model_dir` under `home`: copied from the machine's cache when a
+    verified one is there (as the int8 model is), made otherwise (about 15 s on two cores) and left there too."""
     int8 = encoder_onnx.prepare(home, model_dir)
     onnx_sha = sha256_of(int8 / ONNX_NAME)
-    entry = int8.parent / f"{RECIPE}-{onnx_sha[:16]}"
+    name = f"{RECIPE}-{onnx_sha[:16]}"
+    entry = int8.parent / name
     if not entry.exists():
         with encoder_onnx.locked(int8.parent):
-            if not entry.exists():
+            if not entry.exists() and not _copy_verified(encoder_onnx.machine_cache_root() / name, entry, onnx_sha):
                 _make(entry, int8, onnx_sha)
+                _share(entry, encoder_onnx.machine_cache_root() / name)
     _verify(entry, onnx_sha)
     return entry
+
+
+_FILES = (TABLE_NAME, TOKENIZER_NAME, MANIFEST_NAME)
+
+
+def _copy_verified(shared: Path, entry: Path, onnx_sha: str) -> bool:
+    if not shared.is_dir():
+        return False
+    try:
+        _verify(shared, onnx_sha)
+    except EncoderIntegrityError:
+        return False
+    work = Path(tempfile.mkdtemp(prefix=".copying-", dir=entry.parent))
+    try:
+        for name in _FILES:
+            shutil.copyfile(shared / name, work / name)
+        os.replace(work, entry)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return True
+
+
+def _share(entry: Path, shared: Path) -> None:
+    """Best effort: a read-only or missing user cache only means the next installation makes its own."""
+    try:
+        shared.parent.mkdir(parents=True, exist_ok=True)
+        if shared.exists():
+            return
+        work = Path(tempfile.mkdtemp(prefix=".copying-", dir=shared.parent))
+        try:
+            for name in _FILES:
+                shutil.copyfile(entry / name, work / name)
+            os.replace(work, shared)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    except OSError:
+        return
 
 
 def _make(entry: Path, int8: Path, onnx_sha: str) -> None:
