@@ -9,7 +9,11 @@ measures, from the stored timestamps of every turn:
 - time outside the model: the turn's wall time minus its model calls' fixed latency;
 - turns per second.
 
-Run:  python -m bench.turn_overhead [--latency 0.2 1.0] [--turns 48] [--results NAME]
+With `--processes N` the host runs N worker processes (threads pool each, the concurrency split between them):
+one process runs Python on one core at a time (the GIL), so on 2 cores a second process is what lets the turns'
+own work use both.
+
+Run:  python -m bench.turn_overhead [--latency 0.2 1.0] [--turns 48] [--processes 1] [--results NAME]
 (writes bench/results/turn_overhead.json and .md, or NAME.json and .md)
 Needs Redis on 127.0.0.1:6379 (database 12 is flushed).
 """
@@ -72,7 +76,9 @@ def build_installation(home: Path) -> Settings:
     return settings
 
 
-def start_worker(home: Path, server: FakeAnthropicServer, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
+def start_worker(
+    home: Path, server: FakeAnthropicServer, concurrency: int, log: Path, name: str
+) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TABLESCOUT_", "ANTHROPIC_"))}
     env |= {
         "TABLESCOUT_HOME": str(home),
@@ -82,7 +88,7 @@ def start_worker(home: Path, server: FakeAnthropicServer, concurrency: int, log:
         "ANTHROPIC_BASE_URL": server.url,
     }
     argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--pool=threads"]
-    argv += [f"--concurrency={concurrency}", "--loglevel=warning", "--without-gossip", "--without-mingle"]
+    argv += [f"--concurrency={concurrency}", "--loglevel=warning", "--without-gossip", "--without-mingle", "-n", name]
     return subprocess.Popen(argv, cwd=REPO, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
 
@@ -248,6 +254,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=48, help="turns per concurrency level")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16], help="concurrent turns, one run each")
     parser.add_argument("--profile-turns", type=int, default=10, help="turns run one at a time for the profile")
+    parser.add_argument("--processes", type=int, default=1, help="worker processes, the concurrency split between them")
     parser.add_argument("--note", default="", help="a line for the results (e.g. what else ran on the machine)")
     parser.add_argument("--results", default="turn_overhead", help="results file name without extension")
     args = parser.parse_args()
@@ -264,7 +271,11 @@ def main() -> None:
         print(json.dumps(phases, indent=2), flush=True)
         server = FakeAnthropicServer().start()
         server.script(script)
-        worker = start_worker(home, server, max(levels), home / "worker.log")
+        per_process = -(-max(levels) // args.processes)
+        workers = [
+            start_worker(home, server, per_process, home / f"worker-{n}.log", f"bench{n}@%h")
+            for n in range(args.processes)
+        ]
         celery_client = Celery("bench", broker=REDIS_URL)
         store = open_store(settings)
         try:
@@ -279,8 +290,10 @@ def main() -> None:
                     print(latency, level, results[str(level)], flush=True)
                 runs[str(latency)] = results
         finally:
-            worker.terminate()
-            worker.wait(timeout=30)
+            for worker in workers:
+                worker.terminate()
+            for worker in workers:
+                worker.wait(timeout=30)
             store.close()
             server.stop()
             client.flushdb()
@@ -288,7 +301,10 @@ def main() -> None:
         "benchmark": "turn_overhead",
         "model_calls_per_turn": MODEL_CALLS,
         "load": "closed loop: N users, each asking again when answered",
-        "worker": f"1 Celery worker, threads pool, concurrency {max(levels)}; os.cpu_count()={os.cpu_count()}",
+        "worker": (
+            f"{args.processes} Celery worker process(es), threads pool, concurrency {max(levels)} in all; "
+            f"os.cpu_count()={os.cpu_count()}"
+        ),
         "target": "queue to first model call p95 <= 150 ms",
         "by_model_latency_s": runs,
         "note": args.note,
@@ -306,7 +322,7 @@ def render(report: dict[str, Any], profile_turns: int) -> str:
         "",
         f"Scripted model of fixed latency, {MODEL_CALLS} calls per turn (search → card → SQL → answer); one worker "
         f"host ({os.cpu_count()} CPUs), closed loop (N users each asking again when answered); "
-        "target queue → first model call p95 ≤ 150 ms.",
+        f"target queue → first model call p95 ≤ 150 ms. Worker: {report['worker']}.",
         "",
     ]
     if report["note"]:
