@@ -6,7 +6,8 @@
   name's words among the other's), and the question names neither, the choice is the user's: `ambiguous`.
 - The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
   `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
-  unless the leading candidates stand clearly ahead (`LEAD_RATIO`). A selection that comes down to one table gains
+  unless the leading candidates stand clearly ahead (`LEAD_RATIO`). Either way the best candidate holding a value
+  the question names stays in: the filter on that value needs its table. A selection that comes down to one table gains
   its neighbours by declared keys (`with_neighbours`).
 """
 
@@ -162,12 +163,13 @@ def choose(
     if len(tables) <= DIRECT_TABLES:
         selection.tables = tables
         return selection
-    leading = _leading(selection.candidates, tables)
+    leading = leading_tables(selection.candidates, tables)
     if leading is not None:
         selection.tables = with_neighbours(context, source, [t for t in tables if t.name in leading])
         return selection
-    selection.tables = tables[:PICK_FROM]
-    selection.candidates = selection.candidates[:PICK_FROM]
+    offered = value_holder_kept(selection.candidates, PICK_FROM)
+    selection.tables = [t for t in tables if t.name in {c.table for c in offered}]
+    selection.candidates = offered
     selection.needs_pick = True
     return selection
 
@@ -193,7 +195,7 @@ def joined_only(candidate: Candidate) -> bool:
     return "join" in candidate.matched_by and not DIRECT_SIGNALS & set(candidate.matched_by)
 
 
-def _leading(candidates: Sequence[Candidate], tables: Sequence[SchemaTable]) -> set[str] | None:
+def leading_tables(candidates: Sequence[Candidate], tables: Sequence[SchemaTable]) -> set[str] | None:
     """The leading candidates and the join tables between them (where those do not join each other directly), when
     they stand clearly ahead; else None."""
     best = candidates[0].score
@@ -201,11 +203,29 @@ def _leading(candidates: Sequence[Candidate], tables: Sequence[SchemaTable]) -> 
     names = {c.table for c in lead}
     if len(names) > LEADING_AT_MOST:
         return None
+    holder = _value_holder(candidates)
+    if holder is not None and not any(c.values for c in lead):
+        names.add(holder.table)
     cards = {t.name: t.card for t in tables}
     for c in candidates:
         if len(c.through) >= 2 and set(c.through) <= names and not _joined_directly(cards, c.through):
             names.add(c.table)
     return names
+
+
+def _value_holder(candidates: Sequence[Candidate]) -> Candidate | None:
+    """The best candidate holding a value the question names ("Busan" in a city column): the table a filter on
+    that value needs, whatever its rank among tables whose names match the question's other words."""
+    return next((c for c in candidates if c.values and not joined_only(c)), None)
+
+
+def value_holder_kept(candidates: Sequence[Candidate], at_most: int) -> list[Candidate]:
+    """The first `at_most` candidates, the value holder among them (in place of the last) when it ranks lower."""
+    first = list(candidates[:at_most])
+    holder = _value_holder(candidates)
+    if holder is None or holder in first or not first or any(c.values for c in first):
+        return first
+    return [*first[:-1], holder]
 
 
 def _referenced(card: dict[str, Any]) -> set[str]:

@@ -7,11 +7,36 @@ from typing import Any
 
 from search.candidates import Candidate
 from workers.turns.compact_schema import SchemaTable, create_table
-from workers.turns.selection import headers_first, live_first
+from workers.turns.selection import headers_first, leading_tables, live_first, value_holder_kept
 
 
-def candidate(table: str, role: str = "live", score: float = 1.0) -> Candidate:
-    return Candidate("erp", None, table, score, role, None, "", "sqlite", ["semantic"])
+def candidate(
+    table: str, role: str = "live", score: float = 1.0, values: list[dict[str, str]] | None = None
+) -> Candidate:
+    matched = ["semantic", "value"] if values else ["semantic"]
+    return Candidate("erp", None, table, score, role, None, "", "sqlite", matched, values=values or [])
+
+
+def test_the_table_holding_a_value_the_question_names_is_offered() -> None:
+    """A shipments log leads on "shipped"; the city the question names is a value of the orders table, whose
+    filter the answer needs, so that table is offered too, in the leading set and among the tables to pick from."""
+    busan = [{"column": "SHIP_CITY", "value": "Busan"}]
+    found = [
+        candidate("SHIP_HIST", "log", 0.32),
+        candidate("ORD_DTL_H", score=0.23),
+        candidate("STK_INV", score=0.21),
+        candidate("PRD_MST", score=0.17),
+        candidate("ORD_MST", score=0.16, values=busan),
+    ]
+    tables = [table(c.table, ["ID"], ["ID"]) for c in found]
+    assert leading_tables(found, tables) == {"SHIP_HIST", "ORD_MST"}
+    assert [c.table for c in value_holder_kept(found, 4)] == ["SHIP_HIST", "ORD_DTL_H", "STK_INV", "ORD_MST"]
+    # without a value, or with the value in a leading table, nothing changes
+    plain = [candidate(c.table, c.role, c.score) for c in found]
+    assert leading_tables(plain, tables) == {"SHIP_HIST"}
+    assert [c.table for c in value_holder_kept(plain, 4)] == ["SHIP_HIST", "ORD_DTL_H", "STK_INV", "PRD_MST"]
+    led = [candidate("ORD_MST", score=0.4, values=busan), *found[:4]]
+    assert leading_tables(led, tables) == {"ORD_MST"}
 
 
 def test_partitions_and_logs_the_question_does_not_ask_for_are_left_out() -> None:
