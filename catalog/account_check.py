@@ -14,13 +14,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-
-from sqlalchemy import URL, Connection
-from sqlalchemy.exc import DBAPIError
+from typing import TYPE_CHECKING
 
 from catalog.account_capabilities import NOT_CHECKED, SUPERUSER, WRITABLE_FILE, AccountCheck, ordered
-from catalog.account_mysql import mysql_capabilities
-from catalog.account_postgres import postgres_capabilities
+
+if TYPE_CHECKING:
+    from sqlalchemy import URL, Connection
+
+# SQLAlchemy and the per-engine checks are imported where an account is checked: `source list` (listing_warning)
+# needs neither.
 
 
 def _sqlite(url: URL) -> AccountCheck:
@@ -44,6 +46,11 @@ def check_account(conn: Connection, engine: str, url: URL) -> AccountCheck:
     An engine without a check, or an account whose privileges cannot be read, comes back unchecked (None)."""
     if engine == "sqlite":
         return _sqlite(url)
+    from sqlalchemy.exc import DBAPIError
+
+    from catalog.account_mysql import mysql_capabilities
+    from catalog.account_postgres import postgres_capabilities
+
     try:
         if engine in ("mariadb", "mysql"):
             return ordered(mysql_capabilities(conn, mariadb=engine == "mariadb"))

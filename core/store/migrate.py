@@ -13,12 +13,14 @@ import ast
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, Engine, inspect, text
-
 from core.errors import StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy import Connection, Engine
+
+# SQLAlchemy is imported where an engine is used: the light commands (core.store.light_store) check the stored
+# revision over a plain psycopg connection, comparing it with `head_revision`.
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Alembic's own table of the applied revision (its default name; env.py does not change it).
@@ -99,6 +101,8 @@ def _assignments(path: Path, names: tuple[str, ...]) -> dict[str, object]:
 
 def current_revision(engine: Engine) -> str | None:
     """The revision recorded in the store (None when it was never migrated), as Alembic records it."""
+    from sqlalchemy import inspect, text
+
     with engine.connect() as conn:
         if not inspect(conn).has_table(VERSION_TABLE):
             return None

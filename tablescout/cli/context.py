@@ -14,6 +14,8 @@ from rich.console import Console
 from core import interrupts
 
 if TYPE_CHECKING:
+    import psycopg
+
     from core.config.settings import Settings
     from core.store.database import Store
 
@@ -45,6 +47,29 @@ def current_store(config: Settings) -> Iterator[Store]:
         yield store
     finally:
         store.close()
+
+
+@contextmanager
+def store_reads(config: Settings) -> Iterator[psycopg.Connection]:
+    """A psycopg connection for the read-only commands (core.store.light_reads): made with psycopg alone when
+    core.store.light_store can, else through `current_store`, which reports what is wrong as every command does."""
+    from core.store.light_store import light_connection
+
+    conn = light_connection(config)
+    if conn is not None:
+        with conn:
+            yield conn
+        return
+    import psycopg
+
+    with current_store(config) as store:
+        raw = store.engine.raw_connection()
+        try:
+            driver = raw.driver_connection
+            assert isinstance(driver, psycopg.Connection)  # core.store.database connects with psycopg 3
+            yield driver
+        finally:
+            raw.close()
 
 
 #: The exit status Typer gives a command a KeyboardInterrupt ended, whatever signal raised it.

@@ -18,11 +18,12 @@ from rich.table import Table
 from rich.text import Text
 
 from core.access.users import UserRef
-from tablescout.cli.context import console, current_store, settings
+from tablescout.cli.context import console, current_store, settings, store_reads
 from tablescout.cli.search_cmd import principal_for
 
 if TYPE_CHECKING:
     from core.config.settings import Settings
+    from core.store.light_reads import NoteRow
     from search.encoders import Vectors
     from search.notes import NoteView
 
@@ -93,12 +94,19 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
 ) -> None:
     """Show the notes you may read, newest first."""
-    from search.notes import list_notes
-
     config = settings()
-    with current_store(config) as store, store.transaction() as session:
-        principal, viewer = principal_for(session, config, user)
-        views = list_notes(session, principal, viewer, database=database, table=table)
+    views: Sequence[NoteView | NoteRow]
+    if user is None and database is None and table is None:  # every note, as the operator reads them: plain SQL, no ORM
+        from core.store.light_reads import live_notes
+
+        with store_reads(config) as conn:
+            views = live_notes(conn)
+    else:
+        from search.notes import list_notes
+
+        with current_store(config) as store, store.transaction() as session:
+            principal, viewer = principal_for(session, config, user)
+            views = list_notes(session, principal, viewer, database=database, table=table)
     if as_json:
         typer.echo(json.dumps([v.contract() for v in views], indent=2, ensure_ascii=False))
         return
@@ -108,7 +116,7 @@ def list_(
     console.print(_table(views))
 
 
-def _table(views: list[NoteView]) -> Table:
+def _table(views: Sequence[NoteView | NoteRow]) -> Table:
     # Note text is untrusted: cells are plain Text, so nothing in a note is read as console markup.
     table = Table("id", "database", "tables", "author", "created", "text")
     table.columns[5].overflow = "fold"

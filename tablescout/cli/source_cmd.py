@@ -9,10 +9,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from tablescout.cli.context import console, current_store, errors, settings
+from tablescout.cli.context import console, current_store, errors, settings, store_reads
 
 if TYPE_CHECKING:
-    from catalog.registration import SourceListing
+    from tablescout.cli.source_listing import SourceListing
 
 # The catalog code is imported inside each command, so that building the command line does not load it.
 
@@ -52,11 +52,11 @@ def add(
 def list_(as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False) -> None:
     """Show registered sources with engine, version and analysis state."""
     from catalog.account_check import listing_warning
-    from catalog.registration import list_sources
+    from tablescout.cli.source_listing import list_sources
 
     config = settings()
-    with current_store(config) as store:
-        listings = list_sources(config, store)
+    with store_reads(config) as conn:
+        listings = list_sources(config, conn)
     if as_json:
         rows = [
             {

@@ -120,6 +120,19 @@ def test_note_list_as_the_operator_loads_no_search_code_or_numpy(with_source: Cl
     assert {"search.service", "numpy"}.isdisjoint(modules)
 
 
+@pytest.mark.parametrize("args", [("source", "list"), ("note", "list"), ("card", "shop", "customers")], ids=" ".join)
+def test_read_only_commands_read_the_store_without_sqlalchemy(with_source: Cli, args: tuple[str, ...]) -> None:
+    """The operator's `source list`, `note list` and `card` read with plain SQL over psycopg (issue 35)."""
+    result = with_source(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    if args[0] == "card":  # registered, not analysed: the card's own answer, read the same light way
+        assert "has not been analysed yet" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr[-2000:]
+    modules = imported_modules(result.stderr)
+    assert {"psycopg", "tablescout.cli"} <= modules
+    assert not any(m == "sqlalchemy" or m.startswith(("sqlalchemy.", "core.store.models", "alembic")) for m in modules)
+
+
 def test_a_command_that_needs_a_chat_sdk_still_loads_it(with_source: Cli) -> None:
     """The report sees modules a command imports when it runs, so the empty lists above mean "not imported"."""
     stdout, modules = run_reporting_imports(with_source, "directory", "sync", "--json")

@@ -1,0 +1,147 @@
+"""The plain-SQL reads of the light commands answer what the ORM reads they stand in for answer, in the same order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import func
+from sqlalchemy.orm import Session
+
+from catalog.registration import list_sources
+from core.access.permissions import Principal
+from core.store import light_reads
+from core.store.light_store import libpq_uri
+from core.store.models import Note, NoteTable, Source, SourceTable
+from core.store.repositories import catalog as catalog_repo
+from core.store.repositories import notes as note_repo
+from core.store.repositories import sources as source_repo
+from search.notes import list_notes
+from tablescout.cli import source_listing
+from tests.support import isolated_settings
+
+T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+
+
+def _conn(session: Session) -> psycopg.Connection:
+    """The psycopg connection under the test's session: it sees the rows the test added."""
+    driver = session.connection().connection.driver_connection
+    assert isinstance(driver, psycopg.Connection)
+    return driver
+
+
+@pytest.fixture
+def world(session: Session) -> dict[str, Any]:
+    """Two sources; tables differing only in case, one invisible, one in a schema; notes shared, private, deleted,
+    edited and on two tables."""
+    erp = Source(name="lr_erp", aliases=["LR_Books"], engine="postgresql", url_ref="postgresql://h/erp")
+    crm = Source(name="lr_crm", engine="sqlite", engine_version="3.40", url_ref="sqlite://", write_capabilities=["x"])
+    session.add_all([erp, crm])
+    session.flush()
+    tables = {
+        "orders": SourceTable(source_id=erp.id, name="orders", card={"kind": "table", "columns": [1, 2]}),
+        "Orders": SourceTable(source_id=erp.id, name="Orders", card={"kind": "table"}),
+        "ledger": SourceTable(source_id=erp.id, schema_name="fin", name="ledger", card={"z": 1, "a": 2}),
+        "old": SourceTable(source_id=erp.id, name="old", visible=False, card={"kind": "table"}),
+        "people": SourceTable(source_id=crm.id, name="people"),
+    }
+    session.add_all(tables.values())
+    session.flush()
+    specs = [
+        ("shared on two", False, None, None, ["ledger", "people"]),
+        ("private", True, None, None, ["orders"]),
+        ("deleted", False, T0, None, ["orders"]),
+        ("edited", False, None, T0 + timedelta(hours=1), ["orders"]),
+        ("same time", False, None, None, ["old"]),
+    ]
+    notes = []
+    for i, (text, private, deleted, edited, on) in enumerate(specs):
+        note = Note(
+            text=text,
+            author_platform="slack",
+            author_id=f"U{i}",
+            private=private,
+            created_at=T0 + timedelta(minutes=min(i, 3)),
+            deleted_at=deleted,
+            edited_at=edited,
+            tsv=func.to_tsvector("simple", text),
+        )
+        session.add(note)
+        session.flush()
+        notes.append(note.id)
+        session.add_all(NoteTable(note_id=note.id, table_id=tables[t].id) for t in on)
+    session.flush()
+    return {"erp": erp, "crm": crm, "tables": tables, "notes": set(notes)}
+
+
+def test_sources_counts_and_lookup_match_the_repositories(session: Session, world: dict[str, Any]) -> None:
+    conn = _conn(session)
+    mine = {"lr_erp", "lr_crm"}
+    light = [s for s in light_reads.sources(conn) if s.name in mine]
+    orm = [s for s in source_repo.all_sources(session) if s.name in mine]
+    assert [(s.id, s.name, s.aliases, s.engine, s.engine_version, s.url_ref, s.write_capabilities) for s in light] == [
+        (s.id, s.name, tuple(s.aliases), s.engine, s.engine_version, s.url_ref, s.write_capabilities) for s in orm
+    ]
+    assert light_reads.table_counts(conn)[world["erp"].id] == source_repo.table_counts(session)[world["erp"].id] == 3
+    for label in ("LR_ERP", "lr_books", "nope"):
+        found, expected = light_reads.source_by_name_or_alias(conn, label), source_repo.by_name_or_alias(session, label)
+        assert (found and found.id) == (expected and expected.id)
+
+
+@pytest.mark.parametrize(
+    ("name", "schema"), [("orders", None), ("ORDERS", None), ("Orders", ""), ("ledger", None), ("ledger", "fin")]
+)
+def test_find_table_matches_the_repository(session: Session, world: dict[str, Any], name: str, schema: str) -> None:
+    conn, source_id = _conn(session), world["erp"].id
+    found, expected = (
+        light_reads.find_table(conn, source_id, name, schema),
+        catalog_repo.find_table(session, source_id, name, schema),
+    )
+    assert (found and (found.id, found.visible, found.card)) == (
+        expected and (expected.id, expected.visible, expected.card)
+    )
+    assert sorted(light_reads.table_names(conn, source_id)) == sorted(
+        t.name for t in catalog_repo.tables_of(session, source_id)
+    )
+
+
+def test_notes_match_list_notes_and_for_table(session: Session, world: dict[str, Any]) -> None:
+    conn, mine = _conn(session), world["notes"]
+    views = list_notes(session, Principal.for_operator(), None)
+    light = [n.contract() for n in light_reads.live_notes(conn) if n.id in mine]
+    assert light == [v.contract() for v in views if v.id in mine]
+    assert [n["text"] for n in light] == ["same time", "edited", "private", "shared on two"]
+    assert light[-1]["tables"] == ["people", "fin.ledger"]  # by database, then schema and name
+    assert light[-1]["database"] == "lr_crm"
+    orders = world["tables"]["orders"].id
+    assert [(n.id, n.text, n.author, n.created_at) for n in light_reads.shared_notes(conn, orders)] == [
+        (n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in note_repo.for_table(session, orders)
+    ]
+
+
+def test_source_listing_matches_the_catalog_listing(session: Session, world: dict[str, Any], tmp_path: Any) -> None:
+    (tmp_path / "tablescout.yaml").write_text(
+        "sources:\n  lr_erp:\n    url: postgresql://h/erp\n  lr_new:\n    url: postgresql://u:${PW}@h/new\n"
+        "    aliases: [fresh]\n"
+    )
+    settings = isolated_settings(tmp_path)
+
+    class Held:  # catalog.registration.list_sources reads through Store.transaction: the test's session
+        def transaction(self) -> Any:
+            from contextlib import nullcontext
+
+            return nullcontext(session)
+
+    light = [vars(s) for s in source_listing.list_sources(settings, _conn(session))]
+    assert light == [vars(s) for s in list_sources(settings, Held())]  # type: ignore[arg-type]
+    assert [s["name"] for s in light if s["name"].startswith("lr_")] == ["lr_crm", "lr_erp", "lr_new"]
+
+
+def test_libpq_uri_takes_plain_postgres_urls_only() -> None:
+    assert libpq_uri("postgresql+psycopg://u:p%40ss@/db?host=%2Ftmp") == "postgresql://u:p%40ss@/db?host=%2Ftmp"
+    assert libpq_uri("postgres://u@h:5433/db") == "postgresql://u@h:5433/db"
+    assert libpq_uri("mysql://u@h/db") is None
+    assert libpq_uri("postgresql://u@h/db?host=a&host=b") is None  # several hosts: SQLAlchemy's reading
+    assert libpq_uri("postgresql://u:p@ss@h/db") is None
