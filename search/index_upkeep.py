@@ -6,6 +6,9 @@ vector index takes them row by row. Once they reach `BulkPolicy.min_chunks` and 
 chunks stored, the index is set aside (`core.store.repositories.vector_index`): that source's chunks are written in
 a second transaction, the rest of the run's sources are written without index upkeep, and the index is built once
 when the run ends. Searches meanwhile find nearest chunks by an exact scan.
+
+Refinement (`search.refinement`) runs through the same upkeep: the fast pass of indexing writes no vector the index
+holds, and the vectors refinement writes count as a write of the run, weighed by the same policy.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from core.store.database import Store
-from core.store.repositories import search_queries, vector_index
+from core.store.repositories import search_index, search_queries, vector_index
 from search.encoders import Embedder
 from search.indexing import IndexReport, apply_index, plan_index
+from search.refinement import refine_source
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,18 @@ class IndexUpkeep:
                 report = apply_index(session, plan)
             self.written += plan.vectors_written
             return report
+
+    def refine(self, source_id: int, embedder: Embedder) -> int:
+        """Give the source's chunks still without their vector one (search.refinement), the index set aside first
+        when they are worth it; how many were given."""
+        with self.store.transaction() as session:
+            pending = search_index.unrefined_count(session, source_id)
+            stored = search_queries.search_stats(session).total
+        if pending and self.suspension is None and self._worth_setting_aside(pending, stored):
+            self.suspension = vector_index.suspend(self.store.engine)
+        made = refine_source(self.store, source_id, embedder)
+        self.written += made
+        return made
 
     def _worth_setting_aside(self, pending: int, stored: int) -> bool:
         run = self.written + pending

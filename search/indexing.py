@@ -52,9 +52,9 @@ class IndexPlan:
 
     @property
     def vectors_written(self) -> int:
-        """Chunk vectors the write adds to the vector index (new chunks and changed ones; after a fast pass,
-        refinement adds them)."""
-        return len(self.new) + len(self.changed)
+        """Chunk vectors the write adds to the vector index: new chunks and changed ones, none after a fast pass
+        (the index holds no fast vector; refinement adds theirs)."""
+        return 0 if self.fast else len(self.new) + len(self.changed)
 
 
 def plan_index(

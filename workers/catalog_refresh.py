@@ -12,7 +12,7 @@ from search.encoders import Embedder, embedder_for
 from search.index_upkeep import IndexUpkeep
 from search.indexing import IndexReport
 from search.multilingual import index_multilingual, multilingual_for
-from search.refinement import fast_embedder_for, refine_source
+from search.refinement import fast_embedder_for
 
 
 @dataclass
@@ -52,12 +52,12 @@ def refresh_source(
     if upkeep is not None:
         report = upkeep.index(source_id, summary, model, quick)
         if refine:
-            report.refined = refine_source(store, source_id, model)
+            report.refined = upkeep.refine(source_id, model)
     else:
         with IndexUpkeep(store) as own:
             report = own.index(source_id, summary, model, quick)
-            if refine:  # before the upkeep builds an index it set aside
-                report.refined = refine_source(store, source_id, model)
+            if refine:
+                report.refined = own.refine(source_id, model)
     second = multilingual if multilingual is not None else multilingual_for(settings)
     if second is not None:  # searchable already; the vectors for questions in other scripts follow
         report.multilingual = index_multilingual(store, source_id, second)

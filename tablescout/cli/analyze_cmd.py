@@ -110,7 +110,6 @@ def analyze(
     from core.store.repositories import sources as source_repo
     from search.encoders import embedder_for
     from search.index_upkeep import IndexUpkeep
-    from search.refinement import refine_source
     from workers.catalog_refresh import refresh_source
 
     if bool(names) == all_sources:
@@ -140,7 +139,7 @@ def analyze(
                             progress.console.print(
                                 f"{item.analysis.source}: refining {item.index.fast} chunk vectors..."
                             )
-                        item.index.refined = refine_source(store, item.source_id, embedder_for(config))
+                        item.index.refined = upkeep.refine(item.source_id, embedder_for(config))
             except interrupts.Interrupted:
                 # Stopped: no rebuild of every chunk on the way out. The next analyze builds a vector index this
                 # run set aside; searches meanwhile find nearest chunks by an exact scan.

@@ -15,7 +15,7 @@ from core.store.embedded import EmbeddedServer
 from core.store.repositories import vector_index
 from search.index_upkeep import BulkPolicy, IndexUpkeep
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.support import default_embedder
+from tests.support import default_embedder, fast_embedder
 from workers.catalog_refresh import refresh_source
 
 SCHEMA_ONLY = AnalysisOptions(profile=False)
@@ -173,3 +173,29 @@ def test_one_job_at_a_time_manages_the_vector_index(installation: Installation) 
     again = vector_index.suspend(engine)  # the lock went with the build
     assert again is not None
     again.resume()
+
+
+def test_a_large_refinement_sets_the_vector_index_aside_and_the_fast_pass_does_not(installation: Installation) -> None:
+    engine = installation.store.engine
+    migrated = _definition(engine)
+    with IndexUpkeep(installation.store, EVERY_RUN) as run:
+        report = refresh_source(
+            installation.settings,
+            installation.store,
+            "erp",
+            SCHEMA_ONLY,
+            embedder=default_embedder(),
+            fast=fast_embedder(),
+            upkeep=run,
+            refine=False,
+        )
+        assert report.index is not None
+        assert report.index.fast > 0
+        assert report.source_id is not None
+        assert _definition(engine) == migrated  # fast vectors are not in the vector index: nothing to set aside
+        assert run.refine(report.source_id, default_embedder()) == report.index.fast
+        assert _state(engine) == "missing"
+    assert run.built_s is not None
+    with engine.connect() as conn:
+        assert _entries(conn) == conn.scalar(text("SELECT count(*) FROM search_chunks")) == report.index.fast
+    assert all(chunk == nearest for chunk, nearest in _nearest_by_index(engine))

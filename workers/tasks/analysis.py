@@ -12,7 +12,7 @@ from core.store.database import open_store
 from core.store.repositories import sources as source_repo
 from search.encoders import embedder_for
 from search.index_upkeep import IndexUpkeep
-from search.refinement import has_unrefined, refine_source
+from search.refinement import has_unrefined
 from workers.app import task
 from workers.catalog_refresh import refresh_source
 
@@ -72,12 +72,14 @@ def analyze_all_task() -> None:
 def refine_source_task(source_id: int) -> int:
     """Give the source's chunks written by the fast pass their vectors (search.refinement); how many were given.
     Idempotent and resumable: a redelivered job goes on where the last one stopped, and one that finds another
-    refinement of the source running leaves the work to it."""
+    refinement of the source running leaves the work to it. Many vectors set the vector index aside and build it
+    once at the end, as a large analysis does (search.index_upkeep)."""
     settings = load_settings()
     store = open_store(settings)
     try:
         migrate.require_current(store.engine)
-        made = refine_source(store, source_id, embedder_for(settings))
+        with IndexUpkeep(store) as upkeep:
+            made = upkeep.refine(source_id, embedder_for(settings))
         log.info("refined %d chunk vectors of source %d", made, source_id)
         return made
     finally:

@@ -101,6 +101,12 @@ def set_refined(session: Session, vectors: Sequence[tuple[int, Any]]) -> int:
     return int(session.execute(stmt, {"ids": ids, "vectors": texts}).rowcount or 0)  # type: ignore[attr-defined]
 
 
+def unrefined_count(session: Session, source_id: int) -> int:
+    """How many of the source's chunks are without their vector."""
+    stmt = select(func.count()).where(SearchChunk.source_id == source_id, SearchChunk.embedding.is_(None))
+    return int(session.scalar(stmt) or 0)
+
+
 def has_unrefined(session: Session, source_id: int) -> bool:
     """Has the source chunks without their vector?"""
     stmt = select(SearchChunk.id).where(SearchChunk.source_id == source_id, SearchChunk.embedding.is_(None))
