@@ -26,6 +26,9 @@ def test_analyze_all_then_card(with_sample: Cli) -> None:
     assert "partitions SALES_2023, SALES_2024" in result.stdout
     assert "declared" in result.stdout
     assert "erp" in result.stderr, "the progress bar names the source on stderr"
+    # searchable at once by the fast vectors, and refined to the main encoder's before the command ends
+    assert "erp: refining" in result.stderr
+    assert "erp: search index refined" in result.stdout
 
     text = with_sample("card", "erp", "ORD_MST")
     assert text.returncode == 0, text.stderr
@@ -103,3 +106,19 @@ def test_analyze_builds_a_missing_vector_index_and_says_so(with_sample: Cli) -> 
         assert valid is True
     finally:
         engine.dispose()
+
+
+def test_analyze_without_fast_indexing_embeds_every_chunk_at_once(with_sample: Cli) -> None:
+    result = with_sample("analyze", "erp", "--schema-only", env={"TABLESCOUT_FAST_INDEXING": "false"})
+    assert result.returncode == 0, result.stderr
+    assert "refin" not in result.stdout + result.stderr
+    assert "erp: search index" in result.stdout
+    url = with_sample.env["TABLESCOUT_DATABASE_URL"]
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            waiting = conn.scalar(text("SELECT count(*) FROM search_chunks WHERE embedding IS NULL"))
+            fast = conn.scalar(text("SELECT count(*) FROM search_chunks WHERE fast_embedding IS NOT NULL"))
+    finally:
+        engine.dispose()
+    assert (waiting, fast) == (0, 0)
