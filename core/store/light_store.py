@@ -40,14 +40,14 @@ def libpq_uri(url: str) -> str | None:
 
 
 def _current(conn: psycopg.Connection) -> bool:
-    """Whether the store records exactly this version's head revision."""
+    """Whether the store records exactly this version's head revision (migrate.HEAD_REVISION)."""
     try:
         rows = conn.execute(f"SELECT version_num FROM {migrate.VERSION_TABLE}").fetchall()
     except psycopg.errors.UndefinedTable:
         return False
     finally:
         conn.rollback()
-    return len(rows) == 1 and rows[0][0] == migrate.head_revision()
+    return len(rows) == 1 and rows[0][0] == migrate.HEAD_REVISION
 
 
 def light_connection(settings: Settings) -> psycopg.Connection | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import NoReturn
 
@@ -77,6 +78,10 @@ def _fail(message: str) -> NoReturn:
 
 
 def main() -> None:
+    # What is alive now (the command line's modules and classes) lives as long as the process: frozen, it is left
+    # out of every later collection (`source list` spent 50 ms collecting, 30 of them in one full collection that
+    # scanned these objects; 20 ms with them frozen).
+    gc.freeze()
     interrupts.install()  # SIGINT, SIGTERM, SIGHUP: the store and children are closed on the way out
     position = _not_utf8(sys.argv[1:])
     if position is not None:

@@ -62,6 +62,8 @@ def test_every_revision_downgrades_one_step(fresh_engine: Engine) -> None:
 def test_scripted_head_is_the_head_alembic_computes() -> None:
     assert migrate.scripted_head(migrate.MIGRATIONS / "versions") == migrate.alembic_head_revision()
     assert migrate.head_revision() == migrate.alembic_head_revision()
+    # A new migration's revision must be written into migrate.HEAD_REVISION too (the light commands' check).
+    assert migrate.alembic_head_revision() == migrate.HEAD_REVISION
 
 
 def _script(directory: Path, name: str, body: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -13,13 +14,16 @@ from sqlalchemy.orm import Session
 from catalog.registration import list_sources
 from core.access.permissions import Principal
 from core.store import light_reads
-from core.store.light_store import libpq_uri
+from core.store.database import Store
+from core.store.embedded import EmbeddedServer
+from core.store.light_store import libpq_uri, light_connection
 from core.store.models import Note, NoteTable, Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import notes as note_repo
 from core.store.repositories import sources as source_repo
 from search.notes import list_notes
 from tablescout.cli import source_listing
+from tests.conftest import create_scratch_database
 from tests.support import isolated_settings
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
@@ -145,3 +149,15 @@ def test_libpq_uri_takes_plain_postgres_urls_only() -> None:
     assert libpq_uri("mysql://u@h/db") is None
     assert libpq_uri("postgresql://u@h/db?host=a&host=b") is None  # several hosts: SQLAlchemy's reading
     assert libpq_uri("postgresql://u:p@ss@h/db") is None
+
+
+def test_light_connection_only_to_a_current_store(store: Store, store_server: EmbeddedServer, tmp_path: Path) -> None:
+    """A store at another revision (here: never migrated) is left to the usual way, which explains what is wrong."""
+    current = store.engine.url.render_as_string(hide_password=False)
+    conn = light_connection(isolated_settings(tmp_path, database_url=current))
+    assert conn is not None
+    assert conn.read_only
+    conn.close()
+    empty = create_scratch_database(store_server.url, "ts_light").render_as_string(hide_password=False)
+    assert light_connection(isolated_settings(tmp_path, database_url=empty)) is None
+    assert light_connection(isolated_settings(tmp_path)) is None  # the embedded store: started the usual way
