@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import redis
 from sqlalchemy import delete, func, select
 
 from catalog.analysis import AnalysisOptions
@@ -10,6 +12,7 @@ from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
 from core.store.models import SearchChunk
 from tests.catalog.analysis_support import Installation, new_installation
+from tests.redis_server import redis_url
 from tests.support import isolated_settings
 from workers.catalog_refresh import refresh_source
 
@@ -73,4 +76,40 @@ def test_analysis_without_a_broker_ends_refined_and_the_refinement_task_refines_
     assert refine_source_task.apply(args=(source_id,)).get() == total
     assert _vectors(installation) == (total, total, 0)
     assert refine_source_task.apply(args=(source_id,)).get() == 0  # redelivered: nothing left to do
+    installation.store.close()
+
+
+def test_analysis_with_a_broker_leaves_refinement_to_a_job_per_source(
+    store_server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installation = new_installation(store_server, tmp_path / "home")
+    paths = build_sqlite(tmp_path / "sample")
+    installation.add("erp", f"sqlite:///{paths['erp']}")
+    broker = redis_url(13)
+    client = redis.Redis.from_url(broker)
+    client.flushdb()
+    monkeypatch.setenv("TABLESCOUT_HOME", str(installation.settings.home))
+    assert installation.settings.database_url is not None
+    monkeypatch.setenv("TABLESCOUT_DATABASE_URL", installation.settings.database_url.get_secret_value())
+    monkeypatch.setenv("TABLESCOUT_MULTILINGUAL_VECTORS", "false")
+    monkeypatch.setenv("TABLESCOUT_REDIS_URL", broker)
+    from workers.app import app
+    from workers.tasks.analysis import analyze_source_task, refine_source_task
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = broker
+    try:
+        analyze_source_task.apply(args=("erp",)).get()
+    finally:
+        app.conf.broker_url = previous
+        app.close()  # no connection to this broker stays in the app's pool for later tests
+    total, strong, fast = _vectors(installation)
+    assert total > 0
+    assert (strong, fast) == (0, total)  # searchable by the fast vectors; the main ones are the job's
+    queued = [json.loads(message)["headers"] for message in client.lrange("celery", 0, -1)]
+    client.close()
+    assert [h["task"] for h in queued] == ["tablescout.search.refine_source"]
+    source_id = int(queued[0]["argsrepr"].strip("(),"))
+    assert refine_source_task.apply(args=(source_id,)).get() == total
+    assert _vectors(installation) == (total, total, 0)
     installation.store.close()
