@@ -12,7 +12,8 @@ batch is read, embedded and written (one UPDATE) under the source's indexing loc
 an analysis of the source waits one batch at most, an interrupted refinement keeps what it wrote, and the next one
 goes on from there. Writing the vector clears `fast_embedding`: the fast vector is read only while `embedding` is
 NULL, and a refined chunk keeps no 1.5 KB it never uses in its row, which every exact scan reads; a fully refined
-store is then the store indexing without the fast pass writes, and searches it the same way.
+store then holds what indexing without the fast pass writes and is searched the same way. (The int8 encoder's vector
+of a text varies a little with the batch it is embedded in, cosine 0.99 or more, so near-ties may fall otherwise.)
 
 A worker's analysis queues refinement as a job per source (`tablescout.search.refine_source`); `tablescout analyze`
 refines every source it analysed before it ends. One refinement of a source runs at a time: another finds the
