@@ -18,13 +18,13 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from api import tokens
 from api.errors import BadRequest, NotFound, TooManyRequests, Unauthorized
 from api.limits import RateLimited, RateLimiter
 from api.models import CardView, DatabaseView, NoteSaved, NoteView, Searched, SearchView, SqlResult
-from api.tokens import Caller, TokenRefused
 from catalog.card_text import render_card
+from core.access import tokens
 from core.access.permissions import Principal, resolve_principal
+from core.access.tokens import Caller, TokenRefused
 from core.answer.model import json_cell
 from core.cards.card_view import card_for_principal
 from core.cards.database_summary import summary_for

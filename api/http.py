@@ -21,8 +21,8 @@ from api.errors import ApiError, BadRequest, TooManyRequests
 from api.gateway import Gateway
 from api.models import AskRequest, NoteRequest
 from api.openapi import openapi_document
-from api.tokens import Caller
 from api.turns import POLL_S, TurnDesk
+from core.access.tokens import Caller
 from search.limits import MAX_K
 
 log = logging.getLogger(__name__)

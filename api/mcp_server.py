@@ -21,8 +21,8 @@ from pydantic import Field
 
 from api.errors import ApiError
 from api.models import AskRequest, NoteSaved, SearchView, SqlResult
-from api.tokens import Caller
 from api.turns import TurnDesk
+from core.access.tokens import Caller
 from search.limits import MAX_K
 
 T = TypeVar("T")

@@ -18,8 +18,8 @@ from api.errors import ApiError, TooManyRequests, Unauthorized
 from api.gateway import Gateway
 from api.http import PREFIX, HttpApi, error_response
 from api.mcp_server import build_server
-from api.tokens import Caller
 from api.turns import KickRelay, TurnDesk
+from core.access.tokens import Caller
 from core.config.settings import Settings
 from core.store.database import Store
 

@@ -22,10 +22,10 @@ from typing import Any, Protocol
 from api.errors import BadRequest, NotFound
 from api.gateway import Gateway, Reader, visible_source
 from api.models import AskRequest, TurnView
-from api.tokens import Caller
 from bot.intake import EMPTY_NOTE, EMPTY_QUESTION, TURN_TASK
 from bot.messages import parse_message, too_long
 from bot.relay import Send, publish_pending
+from core.access.tokens import Caller
 from core.config.settings import Settings
 from core.errors import TablescoutError
 from core.store.database import Store

@@ -4,7 +4,7 @@ to the bot in a direct message, as an operator runs `tablescout token …` at th
 A token works like a password, so the commands answer only in a direct message (in a channel everyone would read
 it), only for admins (a role with `admin: true`), and a token made in chat acts as the admin who asked for it. The
 reply goes straight back to the chat and is never stored: no turn, no outbox row, no log line holds the token; the
-store keeps its hash (`api.tokens`). Any other message that starts with "token" is a question as before.
+store keeps its hash (`core.access.tokens`). Any other message that starts with "token" is a question as before.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from api.tokens import DEFAULT_EXPIRY, DEFAULT_RATE_PER_MINUTE, issue
 from core.access.permissions import resolve_principal
+from core.access.tokens import DEFAULT_EXPIRY, DEFAULT_RATE_PER_MINUTE, issue
 from core.config.file import ConfigFile
 from core.errors import TablescoutError
 from core.store.models import ApiToken

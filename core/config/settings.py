@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     reranker_model: str | None = None  # a CrossEncoder model directory; None: bi-encoder reranking
     # The key of `hash` column masks (core.access.mask_key); unset: $TABLESCOUT_HOME/mask.key, which `init` creates.
     mask_key: SecretStr | None = None
-    token: SecretStr | None = None  # the API token `tablescout mcp` acts with (api/tokens.py; only its hash is stored)
+    token: SecretStr | None = None  # the API token `tablescout mcp` acts with (only its hash is stored)
     slack_api_url: str | None = None  # Slack Web API base (e.g. https://slack.com/api/), for proxies and tests
     # The bot server's address as users' browsers reach it (https://bot.example.com), for the links to whole results
     # in Teams cards (bot/result_files.py); unset: the address Teams used to reach the server.

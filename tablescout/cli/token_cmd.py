@@ -50,7 +50,7 @@ def create(
     as_json: Annotated[bool, typer.Option("--json", help='One JSON object, the token under "token".')] = False,
 ) -> None:
     """Create a token for a directory user; it is printed once and cannot be shown again."""
-    from api.tokens import issue
+    from core.access.tokens import issue
 
     config = settings()
     with current_store(config) as store, store.transaction() as session:

@@ -8,7 +8,7 @@ import subprocess
 
 from sqlalchemy import select
 
-from api.tokens import digest
+from core.access.tokens import digest
 from core.store.models import ApiToken
 from tests.api.world import ApiWorld
 from tests.support import run_cli

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from api.surface import ApiSurface
-from api.tokens import issue
 from bot.server import BotServer
 from catalog.analysis import AnalysisOptions
+from core.access.tokens import issue
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import directory
 from search.encoders import BiEncoderReranker

@@ -12,9 +12,9 @@ from ruamel.yaml import YAML
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from api.tokens import TokenRefused, authenticate
 from bot.intake import IncomingMessage, accept
 from bot.token_commands import ADMINS_ONLY, IN_PRIVATE, UNAVAILABLE, TokenCommand, parse
+from core.access.tokens import TokenRefused, authenticate
 from core.config.file import ConfigFile
 from core.store.models import ApiToken, OutboxMessage, Turn
 from core.store.repositories import directory

@@ -1,5 +1,5 @@
-"""API tokens: stored by hash, listed, revoked, and found by the hash of a presented token (api/tokens.py decides
-whether one may be used: not revoked, not expired)."""
+"""API tokens: stored by hash, listed, revoked, and found by the hash of a presented token (`core.access.tokens`
+decides whether one may be used: not revoked, not expired)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""API tokens: made here, stored by hash (`core.store.repositories.api_tokens`), and checked on every request.
+"""API tokens for the HTTP API and MCP (`api`) and chat's token commands (`bot.token_commands`): made here, stored
+by hash (`core.store.repositories.api_tokens`), and checked on every request.
 
 A token is `tsk_` and 43 URL-safe characters (256 random bits). It acts as one user of the synced directory (a
 Slack or Teams user), so its roles, row filters, column masks and audit rows are those of that user in chat; it is
