@@ -82,6 +82,7 @@ def scripted_head(versions: Path) -> str | None:
 def _assignments(path: Path, names: tuple[str, ...]) -> dict[str, object]:
     """Module-level `NAME = literal` (or `NAME: type = literal`) values of `names` in one script."""
     import ast
+
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
