@@ -114,7 +114,7 @@ def table_names(conn: psycopg.Connection, source_id: int) -> list[str]:
 
 
 def shared_notes(conn: psycopg.Connection, table_id: int, *, limit: int = 5) -> list[NoteRow]:
-    """Shared live notes attached to a table, newest first (repositories.notes.for_table); `database` and `tables`
+    """Shared live notes attached to a table, newest first; `database` and `tables`
     are left empty: a card shows the notes of its own table."""
     rows = conn.execute(
         "SELECT n.id, n.text, n.author_platform, n.author_id, n.private, n.created_at, n.edited_at"

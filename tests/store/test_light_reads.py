@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from catalog.registration import list_sources
@@ -19,7 +19,6 @@ from core.store.embedded import EmbeddedServer
 from core.store.light_store import libpq_uri, light_connection
 from core.store.models import Note, NoteTable, Source, SourceTable
 from core.store.repositories import catalog as catalog_repo
-from core.store.repositories import notes as note_repo
 from core.store.repositories import sources as source_repo
 from search.notes import list_notes
 from tablescout.cli import source_listing
@@ -111,7 +110,7 @@ def test_find_table_matches_the_repository(session: Session, world: dict[str, An
     )
 
 
-def test_notes_match_list_notes_and_for_table(session: Session, world: dict[str, Any]) -> None:
+def test_notes_match_list_notes_and_the_cards_notes(session: Session, world: dict[str, Any]) -> None:
     conn, mine = _conn(session), world["notes"]
     views = list_notes(session, Principal.for_operator(), None)
     light = [n.contract() for n in light_reads.live_notes(conn) if n.id in mine]
@@ -120,8 +119,16 @@ def test_notes_match_list_notes_and_for_table(session: Session, world: dict[str,
     assert light[-1]["tables"] == ["people", "fin.ledger"]  # by database, then schema and name
     assert light[-1]["database"] == "lr_crm"
     orders = world["tables"]["orders"].id
+    # the ORM read the card command made before: shared live notes of the table, newest first, five at most
+    shared = session.scalars(
+        select(Note)
+        .join(NoteTable, NoteTable.note_id == Note.id)
+        .where(NoteTable.table_id == orders, Note.deleted_at.is_(None), Note.private.is_(False))
+        .order_by(Note.created_at.desc(), Note.id.desc())
+        .limit(5)
+    )
     assert [(n.id, n.text, n.author, n.created_at) for n in light_reads.shared_notes(conn, orders)] == [
-        (n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in note_repo.for_table(session, orders)
+        (n.id, n.text, f"{n.author_platform}:{n.author_id}", n.created_at) for n in shared
     ]
 
 

@@ -28,18 +28,6 @@ class Attachment:
     visible: bool
 
 
-def for_table(session: Session, table_id: int, *, limit: int = 5) -> list[Note]:
-    """Shared (not private) live notes attached to a table, newest first."""
-    stmt = (
-        select(Note)
-        .join(NoteTable, NoteTable.note_id == Note.id)
-        .where(NoteTable.table_id == table_id, Note.deleted_at.is_(None), Note.private.is_(False))
-        .order_by(Note.created_at.desc(), Note.id.desc())
-        .limit(limit)
-    )
-    return list(session.scalars(stmt))
-
-
 def tables_named(session: Session, source_id: int, name: str, schema: str | None) -> list[SourceTable]:
     """Tables of a source whose name (and schema, when given) match case-insensitively."""
     stmt = select(SourceTable).where(SourceTable.source_id == source_id, func.lower(SourceTable.name) == name.lower())
