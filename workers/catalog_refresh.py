@@ -39,7 +39,8 @@ def refresh_source(
     (`search.multilingual`). New and changed chunks are embedded by `fast` when given, else by the settings' fast
     encoder when the settings' own encoder indexes (no `embedder` given) and `fast_indexing` is on, and then
     refined here unless `refine` is False (the caller refines them, or queues their refinement:
-    `search.refinement`); a caller's own `embedder` without `fast` indexes in one pass as before."""
+    `search.refinement`, and then makes their multilingual vectors, which cost as much again: both wait until every
+    source is searchable); a caller's own `embedder` without `fast` indexes in one pass as before."""
     analysis = analyze_source(settings, store, name, options, progress)
     if analysis.error is not None:
         return RefreshReport(analysis)
@@ -59,6 +60,6 @@ def refresh_source(
             if refine:
                 report.refined = own.refine(source_id, model)
     second = multilingual if multilingual is not None else multilingual_for(settings)
-    if second is not None:  # searchable already; the vectors for questions in other scripts follow
+    if refine and second is not None:  # searchable already; the vectors for questions in other scripts follow
         report.multilingual = index_multilingual(store, source_id, second)
     return RefreshReport(analysis, report, source_id)

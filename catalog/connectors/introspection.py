@@ -95,12 +95,23 @@ def _foreign_keys(inspector: Inspector, ref: TableRef) -> tuple[ForeignKeyInfo, 
     return tuple(found)
 
 
-def _unique_sets(inspector: Inspector, ref: TableRef, primary_key: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """Unique constraints and plain unique indexes; partial or expression indexes do not make a column unique."""
+def _unique_sets(
+    inspector: Inspector, ref: TableRef, primary_key: tuple[str, ...], sqlite: bool
+) -> tuple[tuple[str, ...], ...]:
+    """Unique constraints and plain unique indexes; partial or expression indexes do not make a column unique.
+
+    SQLite reads unique constraints by parsing the table's SQL, which takes milliseconds on a wide table; every such
+    constraint has an automatic index, so a table whose only automatic index is its primary key's has none to read.
+    """
     found: list[tuple[str, ...]] = []
-    for uc in inspector.get_unique_constraints(ref.name, schema=ref.schema):
-        found.append(tuple(uc["column_names"]))
-    for ix in inspector.get_indexes(ref.name, schema=ref.schema):
+    indexes = inspector.get_indexes(ref.name, schema=ref.schema, **({"include_auto_indexes": True} if sqlite else {}))
+    automatic = [ix for ix in indexes if sqlite and str(ix.get("name") or "").startswith("sqlite_autoindex")]
+    if not sqlite or any(tuple(ix["column_names"]) != primary_key for ix in automatic):
+        for uc in inspector.get_unique_constraints(ref.name, schema=ref.schema):
+            found.append(tuple(uc["column_names"]))
+    for ix in indexes:
+        if ix in automatic:
+            continue
         options = ix.get("dialect_options", {})
         names = ix["column_names"]
         if ix["unique"] and all(names) and not any(k.endswith("_where") for k in options):
@@ -130,6 +141,6 @@ def read_table(inspector: Inspector, ref: TableRef, dialect: Dialect) -> TableIn
         columns=columns,
         primary_key=primary_key,
         foreign_keys=_foreign_keys(inspector, ref),
-        unique=_unique_sets(inspector, ref, primary_key),
+        unique=_unique_sets(inspector, ref, primary_key, dialect.name == "sqlite"),
         comment=_table_comment(inspector, ref),
     )

@@ -110,6 +110,7 @@ def analyze(
     from core.store.repositories import sources as source_repo
     from search.encoders import embedder_for
     from search.index_upkeep import IndexUpkeep
+    from search.multilingual import index_multilingual, multilingual_for
     from workers.catalog_refresh import refresh_source
 
     if bool(names) == all_sources:
@@ -131,8 +132,9 @@ def analyze(
                     refreshed.append(
                         refresh_source(config, store, name, options, BarProgress(progress), upkeep=upkeep, refine=False)
                     )
-                # Every source is searchable now (fast vectors); their chunks get the main encoder's vectors before
-                # the run ends (and before a vector index set aside is built again).
+                # Every source is searchable now (fast vectors); their chunks get the main encoder's vectors, then
+                # their multilingual ones, before the run ends (and before a vector index set aside is built again).
+                second = multilingual_for(config)
                 for item in refreshed:
                     if item.index is not None and item.source_id is not None:
                         if item.index.fast:
@@ -140,6 +142,8 @@ def analyze(
                                 f"{item.analysis.source}: refining {item.index.fast} chunk vectors..."
                             )
                         item.index.refined = upkeep.refine(item.source_id, embedder_for(config))
+                        if second is not None:
+                            item.index.multilingual = index_multilingual(store, item.source_id, second)
             except interrupts.Interrupted:
                 # Stopped: no rebuild of every chunk on the way out. The next analyze builds a vector index this
                 # run set aside; searches meanwhile find nearest chunks by an exact scan.

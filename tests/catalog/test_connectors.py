@@ -8,6 +8,7 @@ rather than skipping them, because CI is expected to provide both.
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -360,6 +361,26 @@ def test_generic_connector_introspects_and_samples_with_limit(sqlite_source: Sou
         assert info.row_estimate is None
         sample = generic.sample(ref("ORD_MST"), ["ORD_NO", "STATUS_CODE"], 100)
         assert (len(sample.rows), sample.complete, sample.method) == (100, False, "limit")
+    finally:
+        generic.close()
+
+
+def test_sqlite_unique_constraints_inline_table_level_and_by_index(tmp_path: Path) -> None:
+    """SQLite's unique constraints are read only where an automatic index says there is one; each kind is found."""
+    path = tmp_path / "keys.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE inline (id INTEGER PRIMARY KEY, code TEXT UNIQUE, name TEXT)")
+        con.execute("CREATE TABLE pair (a TEXT, b TEXT, c TEXT, PRIMARY KEY (a), UNIQUE (b, c))")
+        con.execute("CREATE TABLE text_key (k TEXT PRIMARY KEY, v TEXT)")
+        con.execute("CREATE TABLE plain (id INTEGER PRIMARY KEY, email TEXT, note TEXT)")
+        con.execute("CREATE UNIQUE INDEX plain_email ON plain (email)")
+        con.execute("CREATE UNIQUE INDEX plain_note ON plain (note) WHERE note IS NOT NULL")
+    generic = GenericConnector(URL.create("sqlite", database=str(path)))
+    try:
+        assert generic.describe(ref("inline")).unique == (("code",),)
+        assert generic.describe(ref("pair")).unique == (("b", "c"),)
+        assert generic.describe(ref("text_key")).unique == ()  # its automatic index is the primary key's
+        assert generic.describe(ref("plain")).unique == (("email",),)  # a partial index makes nothing unique
     finally:
         generic.close()
 

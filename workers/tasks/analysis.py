@@ -12,6 +12,7 @@ from core.store.database import open_store
 from core.store.repositories import sources as source_repo
 from search.encoders import embedder_for
 from search.index_upkeep import IndexUpkeep
+from search.multilingual import index_multilingual, multilingual_for
 from search.refinement import has_unrefined
 from workers.app import task
 from workers.catalog_refresh import refresh_source
@@ -49,9 +50,9 @@ def run_analysis(names: list[str] | None, *, full: bool = False) -> dict[str, st
                     len(report.copies),
                     len(report.skipped),
                 )
-        if queue:
+        if queue:  # the multilingual vectors come with the refinement (workers.catalog_refresh)
             for source_id in indexed:
-                if has_unrefined(store, source_id):
+                if has_unrefined(store, source_id) or multilingual_for(settings) is not None:
                     refine_source_task.delay(source_id)
         return outcome
     finally:
@@ -70,7 +71,8 @@ def analyze_all_task() -> None:
 
 @task("tablescout.search.refine_source")
 def refine_source_task(source_id: int) -> int:
-    """Give the source's chunks written by the fast pass their vectors (search.refinement); how many were given.
+    """Give the source's chunks written by the fast pass their vectors (search.refinement), then the multilingual
+    vectors those and any other chunks lack (search.multilingual); how many main vectors were given.
     Idempotent and resumable: a redelivered job goes on where the last one stopped, and one that finds another
     refinement of the source running leaves the work to it. Many vectors set the vector index aside and build it
     once at the end, as a large analysis does (search.index_upkeep)."""
@@ -80,7 +82,9 @@ def refine_source_task(source_id: int) -> int:
         migrate.require_current(store.engine)
         with IndexUpkeep(store) as upkeep:
             made = upkeep.refine(source_id, embedder_for(settings))
-        log.info("refined %d chunk vectors of source %d", made, source_id)
+        second = multilingual_for(settings)
+        multilingual = index_multilingual(store, source_id, second) if second is not None else 0
+        log.info("refined %d chunk vectors of source %d; %d multilingual vectors made", made, source_id, multilingual)
         return made
     finally:
         store.close()
