@@ -7,7 +7,8 @@
 - The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
   `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
   unless the leading candidates stand clearly ahead (`LEAD_RATIO`). Either way the best candidate holding a value
-  the question names stays in: the filter on that value needs its table. A selection that comes down to one table gains
+  the question names stays in: the filter on that value needs its table; and when that table explains codes (the
+  value is a code's meaning, "cancelled"), so does the best candidate with a column coded by it. A selection that comes down to one table gains
   its neighbours by declared keys (`with_neighbours`).
 """
 
@@ -206,6 +207,7 @@ def leading_tables(candidates: Sequence[Candidate], tables: Sequence[SchemaTable
     holder = _value_holder(candidates)
     if holder is not None and not any(c.values for c in lead):
         names.add(holder.table)
+    names |= _coded_by(candidates, tables, [c for c in candidates if c.table in names and c.values])
     cards = {t.name: t.card for t in tables}
     for c in candidates:
         if len(c.through) >= 2 and set(c.through) <= names and not _joined_directly(cards, c.through):
@@ -217,6 +219,32 @@ def _value_holder(candidates: Sequence[Candidate]) -> Candidate | None:
     """The best candidate holding a value the question names ("Busan" in a city column): the table a filter on
     that value needs, whatever its rank among tables whose names match the question's other words."""
     return next((c for c in candidates if c.values and not joined_only(c)), None)
+
+
+def _coded_by(
+    candidates: Sequence[Candidate], tables: Sequence[SchemaTable], code_tables: Sequence[Candidate]
+) -> set[str]:
+    """For each of `code_tables` (tables holding a value the question names), the best candidate with a column that
+    takes its codes from it: "cancelled orders" names a meaning in the code table, and the count is of the orders
+    whose status code means it, so the orders table must be offered beside the code table."""
+    cards = {t.name: t.card for t in tables}
+    found: set[str] = set()
+    for code_table in code_tables:
+        wanted = code_table.table.upper()
+        for candidate in candidates:
+            if candidate.table == code_table.table or joined_only(candidate):
+                continue
+            if any(
+                wanted in _code_sources(column) for column in (cards.get(candidate.table) or {}).get("columns") or []
+            ):
+                found.add(candidate.table)
+                break
+    return found
+
+
+def _code_sources(column: dict[str, Any]) -> set[str]:
+    """The tables a column's codes are explained in (`codes_from`: [schema, table] pairs), unqualified, upper case."""
+    return {str(pair[-1]).upper() for pair in column.get("codes_from") or [] if pair}
 
 
 def value_holder_kept(candidates: Sequence[Candidate], at_most: int) -> list[Candidate]:

@@ -39,6 +39,25 @@ def test_the_table_holding_a_value_the_question_names_is_offered() -> None:
     assert leading_tables(led, tables) == {"ORD_MST"}
 
 
+def test_a_code_meaning_the_question_names_brings_the_table_coded_by_it() -> None:
+    """ "Cancelled" is a meaning in the code table, which leads; the orders table, whose status column takes its codes
+    from that table, is offered beside it. A table with no column coded by it is not."""
+    cancelled = [{"column": "CODE_NM", "value": "Cancelled"}]
+    found = [
+        candidate("CODE_DTL", score=0.055, values=cancelled),
+        candidate("ORD_DTL_H", score=0.049),
+        candidate("ORD_MST", score=0.048),
+        candidate("RET_DTL", score=0.041),
+        candidate("CODE_MST", score=0.037),
+    ]
+    coded = {"name": "STATUS_CODE", "type": "TEXT", "codes_from": [[None, "CODE_DTL"]]}
+    tables = [table(c.table, ["ID"], ["ID"]) for c in found]
+    tables[2] = SchemaTable("ORD_MST", None, {"columns": [{"name": "ORD_NO", "type": "TEXT"}, coded]})
+    assert leading_tables(found, tables) == {"CODE_DTL", "ORD_MST"}
+    plain = [table(c.table, ["ID"], ["ID"]) for c in found]
+    assert leading_tables(found, plain) == {"CODE_DTL"}
+
+
 def test_partitions_and_logs_the_question_does_not_ask_for_are_left_out() -> None:
     found = [candidate("SALES_2023", "partition"), candidate("ORD_MST"), candidate("ORD_CHG_LOG", "log")]
     assert [c.table for c in live_first("What was the total order amount in 2023?", found)] == ["ORD_MST"]
