@@ -91,7 +91,7 @@ def answer(session: Session, config: ConfigFile | None, asker: Asker, command: T
 
 
 def _create(session: Session, config: ConfigFile, asker: Asker, written: str) -> str:
-    name = written.strip("\"'“” ") or DEFAULT_NAME
+    name = written.strip("\"'“” .!?") or DEFAULT_NAME
     if len(name) > MAX_NAME:
         return f"A token's name takes up to {MAX_NAME} characters; write a shorter one after `token create`."
     issued = issue(

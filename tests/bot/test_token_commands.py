@@ -81,7 +81,7 @@ def test_token_commands_are_told_from_questions() -> None:
 def test_an_admin_makes_lists_and_revokes_a_token_in_a_direct_message(people: Session) -> None:
     turns_before = people.scalar(select(func.count()).select_from(Turn))
     jobs_before = people.scalar(select(func.count()).select_from(OutboxMessage))
-    reply = say(people, "token create billing portal")
+    reply = say(people, "token create billing portal.")
     assert reply is not None
     found = SECRET.search(reply)
     assert found is not None
