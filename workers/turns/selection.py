@@ -8,8 +8,8 @@
   `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
   unless the leading candidates stand clearly ahead (`LEAD_RATIO`). Either way the best candidate holding a value
   the question names stays in: the filter on that value needs its table; and when that table explains codes (the
-  value is a code's meaning, "cancelled"), so does the best candidate with a column coded by it. A selection that comes down to one table gains
-  its neighbours by declared keys (`with_neighbours`).
+  value is a code's meaning, "cancelled"), so does the best candidate with a column coded by it. A selection that
+  comes down to one table gains its neighbours by declared keys (`with_neighbours`).
 """
 
 from __future__ import annotations
