@@ -9,8 +9,6 @@ the operator allows it, anything else that can write is saved and shown as a war
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap
@@ -26,21 +24,6 @@ from core.errors import NotFoundError, SourceError
 from core.store.database import Store
 from core.store.models import Source
 from core.store.repositories import sources as source_repo
-
-
-@dataclass(frozen=True)
-class SourceListing:
-    name: str
-    aliases: tuple[str, ...]
-    engine: str | None
-    engine_version: str | None
-    url: str
-    tables: int
-    analysed_at: datetime | None
-    in_config: bool
-    registered: bool
-    #: What the account may do beyond reading (catalog.account_capabilities labels); None: never checked.
-    privileges: tuple[str, ...] | None = None
 
 
 def labels_in_use(configured: dict[str, list[str]], session: Session) -> dict[str, str]:
@@ -160,39 +143,6 @@ def remove_source(settings: Settings, store: Store, name: str) -> None:
         except BaseException:
             restore_file(path, previous)
             raise
-
-
-def list_sources(settings: Settings, store: Store) -> list[SourceListing]:
-    config = settings.file
-    with store.transaction() as session:
-        registered = {s.name: s for s in source_repo.all_sources(session)}
-        counts = source_repo.table_counts(session)
-    listings = []
-    for name in sorted(set(registered) | set(config.sources)):
-        row = registered.get(name)
-        entry = config.sources.get(name)
-        url = row.url_ref if row is not None else source_url.display(source_url.parse(entry.url)) if entry else ""
-        listings.append(
-            SourceListing(
-                name=name,
-                aliases=tuple(row.aliases if row is not None else entry.aliases if entry else ()),
-                engine=row.engine if row is not None else None,
-                engine_version=row.engine_version if row is not None else None,
-                url=url,
-                tables=counts.get(row.id, 0) if row is not None else 0,
-                analysed_at=row.analysed_at if row is not None else None,
-                in_config=entry is not None,
-                registered=row is not None,
-                privileges=_privileges(row),
-            )
-        )
-    return listings
-
-
-def _privileges(row: Source | None) -> tuple[str, ...] | None:
-    if row is None or row.write_capabilities is None:
-        return None
-    return tuple(str(label) for label in row.write_capabilities)
 
 
 def register_configured(settings: Settings, store: Store) -> list[tuple[str, str | None]]:

@@ -1,7 +1,7 @@
 """What `tablescout source list` shows of each source: the store's sources and the configuration file's, merged.
 
 Read with core.store.light_reads, so the command loads neither SQLAlchemy nor the ORM; it answers what
-catalog.registration.list_sources answers (tests/cli/test_source_listing.py compares the two).
+the store and the configuration file merged by name (tests/store/test_light_reads.py).
 """
 
 from __future__ import annotations

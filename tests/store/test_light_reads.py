@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from catalog.registration import list_sources
 from core.access.permissions import Principal
 from core.store import light_reads
 from core.store.database import Store
@@ -132,22 +131,44 @@ def test_notes_match_list_notes_and_the_cards_notes(session: Session, world: dic
     ]
 
 
-def test_source_listing_matches_the_catalog_listing(session: Session, world: dict[str, Any], tmp_path: Any) -> None:
+def test_source_listing_merges_the_store_and_the_file(session: Session, world: dict[str, Any], tmp_path: Any) -> None:
     (tmp_path / "tablescout.yaml").write_text(
         "sources:\n  lr_erp:\n    url: postgresql://h/erp\n  lr_new:\n    url: postgresql://u:${PW}@h/new\n"
         "    aliases: [fresh]\n"
     )
     settings = isolated_settings(tmp_path)
-
-    class Held:  # catalog.registration.list_sources reads through Store.transaction: the test's session
-        def transaction(self) -> Any:
-            from contextlib import nullcontext
-
-            return nullcontext(session)
-
-    light = [vars(s) for s in source_listing.list_sources(settings, _conn(session))]
-    assert light == [vars(s) for s in list_sources(settings, Held())]  # type: ignore[arg-type]
-    assert [s["name"] for s in light if s["name"].startswith("lr_")] == ["lr_crm", "lr_erp", "lr_new"]
+    listed = {s.name: s for s in source_listing.list_sources(settings, _conn(session)) if s.name.startswith("lr_")}
+    assert list(listed) == ["lr_crm", "lr_erp", "lr_new"]  # by name, the store's and the file's
+    crm, erp, new = listed["lr_crm"], listed["lr_erp"], listed["lr_new"]
+    # registered and in the file: the store's row, its visible tables counted (not the invisible "old")
+    assert (erp.registered, erp.in_config, erp.aliases, erp.engine, erp.url, erp.tables) == (
+        True,
+        True,
+        ("LR_Books",),
+        "postgresql",
+        "postgresql://h/erp",
+        3,
+    )
+    assert erp.privileges is None  # never checked
+    # registered only: its account's extra privileges as labels
+    assert (crm.registered, crm.in_config, crm.engine, crm.engine_version, crm.tables, crm.privileges) == (
+        True,
+        False,
+        "sqlite",
+        "3.40",
+        1,
+        ("x",),
+    )
+    # in the file only: the URL with its driver and the secret's placeholder, never its value; nothing of the store
+    assert (new.registered, new.in_config, new.aliases, new.engine, new.tables, new.analysed_at) == (
+        False,
+        True,
+        ("fresh",),
+        None,
+        0,
+        None,
+    )
+    assert new.url == "postgresql+psycopg://u:${PW}@h/new"
 
 
 def test_libpq_uri_takes_plain_postgres_urls_only() -> None:
