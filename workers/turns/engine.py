@@ -38,6 +38,7 @@ from workers.tools.base import Conversation as ConversationInfo
 from workers.tools.base import ToolContext
 from workers.tools.toolbox import StepCallback, ToolRunner, tools_for
 from workers.turns.answers import copy_warnings, partial_answer, result_table, unsupported_numbers
+from workers.turns.column_order import question_columns_first
 from workers.turns.first_input import database_list, render_first_input, verified_examples, viewed_databases
 from workers.turns.follow_ups import PresentationRequest, presentation_asked, reusable_answer, shown_again
 from workers.turns.guided import OutOfTime, answer_guided, uses_guided
@@ -181,7 +182,8 @@ def _finish(
     guided: dict[str, Any] | None = None,
 ) -> TurnOutcome:
     context = run.context
-    results = [result_table(r) for r in context.sql_runs]
+    asked = context.user_texts[-1] if context.user_texts else ""
+    results = [question_columns_first(result_table(r), asked) for r in context.sql_runs]
     chart = _chart(env, run, results) if status == "answered" else None
     usage = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens, "rounds": run.rounds}
     with env.store.transaction() as session:

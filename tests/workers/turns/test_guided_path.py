@@ -452,3 +452,24 @@ def test_a_single_number_has_no_chart(turn_world: TurnWorld, fake_openai: FakeOp
     turn_id = turn_world.submit("How many orders were placed in 2024?", thread="guided no chart")
     turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
     assert turn_world.turn(turn_id)["result"]["chart"] is None
+
+
+def test_a_wide_result_keeps_the_questions_columns_first(turn_world: TurnWorld, fake_openai: FakeOpenAIServer) -> None:
+    every_column = "SELECT * FROM ORD_MST WHERE SHIP_CITY = 'Busan' LIMIT 5"
+    fake_openai.script(sql_model(every_column))
+    turn_id = turn_world.submit("Show the ship cities and order dates of orders to Busan", thread="guided wide")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    with sqlite3.connect(turn_world.erp_path) as conn:
+        cursor = conn.execute(every_column)
+        ran = [d[0] for d in cursor.description]
+        rows = cursor.fetchall()
+    result = Answer.from_stored(stored["result"]).results[-1]
+    assert len(ran) > 6  # wide: more columns than a Teams card shows
+    assert result.columns[0] == "SHIP_CITY", result.columns
+    assert "ORD_DT" in result.columns[:4]
+    assert sorted(result.columns) == sorted(ran)
+    assert result.sql == every_column  # the statement as it ran
+    by_name = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    assert by_name == [dict(zip(ran, row, strict=True)) for row in rows]
