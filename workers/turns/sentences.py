@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from core.answer.model import ResultTable
 from core.answer.values import MEASURES, ValueKind, column_header
+from workers.turns.question_shape import asked_breakdown
 
 _ASKS_HOW_MANY = re.compile(r"^\s*how\s+(many|much)\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE)
 _WHICH_DID = re.compile(
@@ -86,6 +87,8 @@ def answer_sentence(question: str, table: ResultTable) -> str:
     cells = table.cells()
     if not table.rows or not table.columns:
         return ""
+    if len(table.rows) == 1 and asked_breakdown(question) and len(table.columns) > 1:
+        return breakdown(question, table, cells)  # one group of a breakdown is still a breakdown's row
     if len(table.rows) == 1 and len(table.columns) == 1:
         return one_value(question, cells[0][0], table.column_kinds()[0])
     if len(table.rows) == 1:
@@ -126,14 +129,16 @@ def one_value(question: str, value: str, kind: ValueKind) -> str:
         rest = asked.group("rest")
         there = _THERE.match(rest)
         if there is not None:
-            verb = there.group("verb").lower()
-            return _end(f"There {verb} {value} {there.group('noun')}{there.group('tail')}")
+            verb, noun = there.group("verb").lower(), there.group("noun")
+            if value == "1":
+                verb, noun = _SINGULAR_VERBS.get(verb, verb), _singular_phrase(noun)
+            return _end(f"There {verb} {value} {noun}{there.group('tail')}")
         did = _DID_WE.match(rest)
         if did is not None:
             said = _subject_did(did.group("noun"), did.group("aux").lower(), did.group("clause"), value, asked)
             if said is not None:
                 return said
-        return _end(f"{value} {rest}")
+        return _end(f"{value} {_agreeing(rest) if value == '1' else rest}")
     which = _WHICH_DID.match(text)
     if which is not None and kind not in MEASURES:
         return _end(f"{value} {which.group('verb')} {which.group('rest')}")
@@ -160,7 +165,7 @@ def _subject_did(noun: str, aux: str, clause: str, value: str, asked: re.Match[s
     elif aux == "does":
         verb = "has" if verb == "have" else verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
     between = " ".join(words[verb_at + 1 : end])
-    parts = [_capital(subject), verb, value, noun, between, tail]
+    parts = [_capital(subject), verb, value, _singular_phrase(noun) if value == "1" else noun, between, tail]
     return _end(" ".join(p for p in parts if p))
 
 
@@ -180,19 +185,74 @@ def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]])
     kinds = table.column_kinds()
     measure = next((i for i in range(len(kinds) - 1, -1, -1) if kinds[i] in MEASURES), None)
     label = next((i for i in range(len(kinds)) if kinds[i] not in MEASURES), None)
-    count = f"{len(table.rows)}{'+' if table.truncated else ''} rows"
+    rows = len(table.rows)
+    count = f"{rows}{'+' if table.truncated else ''} row{'' if rows == 1 and not table.truncated else 's'}"
     subject = answer_subject(question)
+    if rows > 1 and _ASKS_HOW_MANY.match(" ".join(question.split())) and not asked_breakdown(question):
+        # one count asked for and a list returned: say what the list is, not a count it does not hold
+        return f"The query returned {count} for this question, listed below."
     if measure is None or label is None:
         return f"{subject}: {count}, listed below."
     values = [_number(row[measure]) for row in table.rows]
     if any(v is None for v in values):
         return f"{subject}: {count}, listed below."
+    if rows == 1:
+        where = cells[0][label]
+        return f"{subject}: one row, {where}: {cells[0][measure]}."
     top = max(range(len(values)), key=lambda i: values[i] or 0.0)
     timed = kinds[label] in (ValueKind.DATE, ValueKind.YEAR)
     where = f"in {cells[top][label]}" if timed else f"for {cells[top][label]}"
     if _HANGUL.search(question):
         return f"{subject}: {len(table.rows)}개 행, 가장 높은 값은 {cells[top][label]}의 {cells[top][measure]}입니다."
     return f"{subject}, highest {where}: {cells[top][measure]}."
+
+
+#: A verb that agrees with a plural subject, and its form for one ("1 order was cancelled").
+_SINGULAR_VERBS = {"were": "was", "are": "is", "have": "has", "do": "does"}
+#: Plural endings and what they become in the singular, tried in order; words ending in ss, us or is are not plural.
+_PLURAL_ENDINGS = (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"), ("xes", "x"), ("s", ""))
+
+
+def _singular(word: str) -> str | None:
+    """`word`'s regular singular ("entries" → "entry", "boxes" → "box", "orders" → "order"), or None when it does
+    not read as a regular plural. The sentence only needs the noun the count of one counts; an irregular plural
+    stays as written."""
+    lower = word.lower()
+    if len(lower) < 3 or not lower.isalpha() or lower.endswith(("ss", "us", "is")) or not lower.endswith("s"):
+        return None
+    for ending, singular in _PLURAL_ENDINGS:
+        if lower.endswith(ending):
+            return word[: len(word) - len(ending)] + singular
+    return None
+
+
+def _singular_phrase(phrase: str) -> str:
+    """A noun phrase said of one ("VIP customers" → "VIP customer"): its last plural word made singular."""
+    words = phrase.split()
+    for i in range(len(words) - 1, -1, -1):
+        singular = _singular(words[i])
+        if singular is not None:
+            words[i] = singular
+            break
+    return " ".join(words)
+
+
+def _agreeing(rest: str) -> str:
+    """What follows a count of one, made to agree with it: "orders were cancelled" → "order was cancelled",
+    "orders have more than five lines" → "order has more than five lines"; the head noun is the plural word before
+    the first verb (or the first plural word when no verb agrees)."""
+    words = rest.split()
+    verb_at = next((i for i, w in enumerate(words) if w.lower() in _SINGULAR_VERBS), None)
+    nouns = words[:verb_at] if verb_at is not None else words
+    head = next((i for i in range(len(nouns) - 1, -1, -1) if _singular(nouns[i]) is not None), None)
+    if verb_at is None:
+        head = next((i for i, w in enumerate(nouns) if _singular(w) is not None), None)
+    if head is None:
+        return rest
+    words[head] = _singular(words[head]) or words[head]
+    if verb_at is not None:
+        words[verb_at] = _SINGULAR_VERBS[words[verb_at].lower()]
+    return " ".join(words)
 
 
 def _korean(question: str, value: str) -> str:

@@ -137,3 +137,40 @@ def test_which_with_a_name_and_its_count_says_the_count_by_its_header() -> None:
     assert answer_sentence("Which customer placed the most orders?", table) == (
         "Bukhan Foods Corp. placed the most orders (num_orders: 163)."
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        ("How many orders were cancelled?", "1 order was cancelled."),
+        (
+            "How many warehouse stock entries are below their safety stock?",
+            "1 warehouse stock entry is below their safety stock.",
+        ),
+        ("How many orders have more than five order lines?", "1 order has more than five order lines."),
+        ("How many different customers placed an order in 2024?", "1 different customer placed an order in 2024."),
+        ("How many VIP customers are there?", "There is 1 VIP customer."),
+        ("How many orders did customer C000551 place?", "Customer C000551 placed 1 order."),
+        ("How many boxes were shipped?", "1 box was shipped."),
+    ],
+)
+def test_a_count_of_one_agrees_with_its_noun(question: str, sentence: str) -> None:
+    assert one(question, 1, K.COUNT) == sentence
+
+
+def test_a_breakdown_of_one_group_is_said_as_a_breakdown() -> None:
+    table = ResultTable(columns=["month", "total_sales"], kinds=[K.TEXT, K.AMOUNT], rows=[["2024-03", 2043611540]])
+    assert answer_sentence("What was our total sales amount by month in 2024?", table) == (
+        "Total sales amount by month in 2024: one row, 2024-03: 2,043,611,540.00."
+    )
+
+
+def test_a_list_returned_for_one_count_says_what_it_holds() -> None:
+    table = ResultTable(
+        columns=["ORD_NO", "RET_AMT"], kinds=[K.IDENTIFIER, K.AMOUNT], rows=[[1, -200], [2, -300]], truncated=True
+    )
+    assert answer_sentence("How many order lines were returned, and for what total amount?", table) == (
+        "The query returned 2+ rows for this question, listed below."
+    )
+    per_city = ResultTable(columns=["CITY", "n"], kinds=[K.TEXT, K.COUNT], rows=[["Busan", 351], ["Seoul", 512]])
+    assert answer_sentence("How many orders per city?", per_city) == "Orders per city, highest for Seoul: 512."
