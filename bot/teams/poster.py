@@ -224,7 +224,9 @@ def _parse_reference(reference: Mapping[str, Any]) -> Any:
 
 def _chart_image(answer: Answer) -> list[Any]:
     """The answer's chart as an inline image beside the card (a base64 data URI: the image exists only on the
-    worker, with nowhere public to host it), or nothing."""
+    worker, with nowhere public to host it), or nothing. Teams' limit on a bot message's size counts the text and
+    the card, not base64 images (Microsoft's "Format your bot messages"), so the 100 to 250 KB PNG travels beside a
+    card kept under `bot.teams.result_table.CARD_BYTES`."""
     png = answer.chart.png() if answer.chart is not None else None
     if answer.chart is None or png is None:
         return []
