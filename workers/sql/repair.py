@@ -7,7 +7,11 @@ back for another round:
 - on SQLite, MySQL/PostgreSQL date-part functions SQLite does not have: `YEAR(x)`, `MONTH(x)`, `DAY(x)`,
   `EXTRACT(YEAR FROM x)` (and MONTH, DAY, HOUR, MINUTE, SECOND) become `CAST(STRFTIME('%Y', x) AS INTEGER)` and so
   on; `DATE_FORMAT(x, fmt)` becomes `STRFTIME(fmt, x)` with MySQL's format letters translated; `NOW()` and
-  `CURDATE()` become `DATETIME('now')` and `DATE('now')`.
+  `CURDATE()` become `DATETIME('now')` and `DATE('now')`;
+- a column alias the statement declares (`AS ORDER_COUNT`, `AS Total_Qty`) written again with a space or a hyphen
+  where the underscore was (`ORDER BY ORDER COUNT`, `ORDER BY TOTAL-Qty`): a space leaves the statement unparsable
+  and a hyphen subtracts two columns that are not there, so the alias as declared is meant. The spaced spelling is
+  replaced only when the statement does not parse without it, and only outside string literals.
 
 The rewritten statement is what runs and what is recorded, and the model is told what changed, so the SQL shown to
 the user is the SQL that ran. Anything that does not parse is left alone: the guard then reports the parse error.
@@ -15,6 +19,7 @@ the user is the SQL that ran. Anything that does not parse is left alone: the gu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -59,21 +64,72 @@ def repair(sql: str, dialect: str, database_names: Collection[str] = ()) -> Repa
     `database_names` are the names the source goes by in tablescout (name and aliases) that are not schemas of the
     source: a table qualified with one of them loses the qualifier.
     """
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except (SqlglotError, RecursionError, ValueError):
-        return None
+    changes: list[str] = []
+    statements = _parsed(sql, dialect)
+    if statements is None:
+        respelt = _aliases_respelt(sql)
+        statements = _parsed(respelt, dialect) if respelt != sql else None
+        if statements is None:
+            return None
+        changes.append("wrote a column alias as it was declared")
     if len(statements) != 1:
         return None
-    changes: list[str] = []
     own = {name.lower(): name for name in database_names}
-    tree = statements[0].transform(lambda node: _rewrite(node, dialect, own, changes), copy=True)
+    aliases = {a.lower(): a for a in _declared_aliases(statements[0])}
+    tree = statements[0].transform(lambda node: _rewrite(node, dialect, own, aliases, changes), copy=True)
     if not changes:
         return None
     return Repaired(sql=tree.sql(dialect=dialect), changes=tuple(dict.fromkeys(changes)))
 
 
-def _rewrite(node: exp.Expr, dialect: str, own: dict[str, str], changes: list[str]) -> exp.Expr:
+def _parsed(sql: str, dialect: str) -> list[exp.Expr] | None:
+    try:
+        return [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (SqlglotError, RecursionError, ValueError):
+        return None
+
+
+#: `AS name` of a column alias, as a model writes it (bare, or in any of the quotes).
+_ALIAS = re.compile(r"\bAS\s+[`\"'\[]?([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)[`\"'\]]?", re.IGNORECASE)
+_QUOTED = re.compile(r"'(?:[^']|'')*'")
+
+
+def _aliases_respelt(sql: str) -> str:
+    """`sql` with each declared alias that has underscores, written elsewhere with spaces or hyphens instead, put
+    back as declared (outside string literals)."""
+    aliases = dict.fromkeys(_ALIAS.findall(sql))
+    if not aliases:
+        return sql
+    patterns = [
+        (re.compile(r"(?<![\w.])" + r"[ \t]*[ \t-][ \t]*".join(map(re.escape, a.split("_"))) + r"(?!\w)", re.I), a)
+        for a in aliases
+    ]
+    pieces = []
+    at = 0
+    for quoted in [*_QUOTED.finditer(sql), None]:
+        end = quoted.start() if quoted is not None else len(sql)
+        text = sql[at:end]
+        for pattern, alias in patterns:
+            text = pattern.sub(alias, text)
+        pieces.append(text + (quoted.group(0) if quoted is not None else ""))
+        at = quoted.end() if quoted is not None else end
+    return "".join(pieces)
+
+
+def _declared_aliases(tree: exp.Expr) -> list[str]:
+    return [e.alias for select in tree.find_all(exp.Select) for e in select.expressions if e.alias]
+
+
+def _rewrite(
+    node: exp.Expr, dialect: str, own: dict[str, str], aliases: dict[str, str], changes: list[str]
+) -> exp.Expr:
+    if isinstance(node, exp.Sub) and aliases:
+        left, right = node.this, node.expression
+        if _bare(left) and _bare(right):
+            joined = f"{left.name}_{right.name}".lower()
+            if joined in aliases:
+                changes.append(f"read {left.name}-{right.name} as the alias {aliases[joined]}")
+                return exp.column(aliases[joined])
     if isinstance(node, exp.Table) and own:
         schema = node.args.get("db")
         if isinstance(schema, exp.Identifier) and node.args.get("catalog") is None and schema.name.lower() in own:
@@ -104,6 +160,11 @@ def _rewrite(node: exp.Expr, dialect: str, own: dict[str, str], changes: list[st
             changes.append(f"SQLite has no {name}(); used {_NOW[name]}('now')")
             return exp.Anonymous(this=_NOW[name], expressions=[exp.Literal.string("now")])
     return node
+
+
+def _bare(node: exp.Expr | None) -> bool:
+    """An unqualified column name."""
+    return isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier)
 
 
 def _date_part(value: exp.Expr, fmt: str) -> exp.Expr:

@@ -76,3 +76,38 @@ def test_the_database_name_is_dropped_on_every_engine() -> None:
         assert repaired is not None
         assert "erp." not in repaired.sql.lower()
         assert repaired.changes == ("dropped the database name erp before table names",)
+
+
+@pytest.mark.parametrize(
+    ("sql", "fixed"),
+    [
+        (  # a space for the underscore: the statement does not parse
+            "SELECT CUST_ID, COUNT(*) AS ORDER_COUNT FROM ORD_MST GROUP BY CUST_ID ORDER BY ORDER COUNT DESC LIMIT 1",
+            "SELECT CUST_ID, COUNT(*) AS ORDER_COUNT FROM ORD_MST GROUP BY CUST_ID ORDER BY ORDER_COUNT DESC LIMIT 1",
+        ),
+        (  # a hyphen: two columns subtracted that the alias names
+            "SELECT PRD_CD, SUM(QTY) AS Total_Qty FROM ORD_DTL_H GROUP BY PRD_CD ORDER BY TOTAL-Qty DESC LIMIT 1",
+            "SELECT PRD_CD, SUM(QTY) AS Total_Qty FROM ORD_DTL_H GROUP BY PRD_CD ORDER BY Total_Qty DESC LIMIT 1",
+        ),
+        (  # the literal keeps its words; the alias outside it is put back
+            "SELECT COUNT(*) AS order_count FROM t WHERE note = 'order count' ORDER BY order  count",
+            "SELECT COUNT(*) AS order_count FROM t WHERE note = 'order count' ORDER BY order_count",
+        ),
+    ],
+)
+def test_an_alias_written_again_with_a_space_or_hyphen_is_the_alias(sql: str, fixed: str) -> None:
+    repaired = repair(sql, "sqlite")
+    assert repaired is not None
+    assert repaired.sql == fixed
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT a - b AS a_c FROM t",  # a real subtraction: no alias a_b
+        "SELECT total - qty AS net FROM t ORDER BY net",
+        "SELECT x AS a_b FROM t WHERE name = 'a b'",  # parses: the literal is never touched
+    ],
+)
+def test_a_subtraction_or_words_that_are_no_alias_stay(sql: str) -> None:
+    assert repair(sql, "sqlite") is None
