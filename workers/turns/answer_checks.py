@@ -9,7 +9,8 @@ statement, its result and the cards of the tables it reads, so it holds for any 
 - **value**: a text literal the question did not write, or one that matched no rows, must be a value the column
   holds (probed through the permission-checked SQL service); one the column holds in another spelling, case or
   script (`부산` → `Busan`) is rewritten to it (`workers.turns.value_linking.held_match`);
-- **date**: a date column compared with one day when the question names no day ("the December 2023 snapshot");
+- **date**: a date column compared with one day when the question names no day ("the December 2023 snapshot"),
+  and a date function on a column that holds no dates (`workers.turns.date_use`);
 - **copy**: a copy (backup, snapshot, staging, draft) read without the question itself asking for it, whatever the
   thread said before.
 A rewrite is applied without a model call; a doubt goes to one repair call as a hint, and when it remains, to the
@@ -29,19 +30,13 @@ from sqlglot.errors import SqlglotError
 from search.query_text import STOPWORDS, stem
 from workers.tools.base import SqlRecord
 from workers.tools.copy_rule import mentions
+from workers.turns.date_use import DAY_LITERAL, Resolve, day_problems, undated_problems
 from workers.turns.question_shape import shape_problems
 from workers.turns.value_linking import LinkedValue, has_hangul, held_match
 
 #: Roles of tables that copy a live table (`catalog.copy_detection`): stale or partial rows.
 COPY_ROLES = frozenset({"backup", "snapshot", "staging", "draft"})
 _TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
-_DAY_LITERAL = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
-_DAY_IN_TEXT = re.compile(
-    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}(st|nd|rd|th)\b|\d+\s*일|"
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(jan|feb|mar|apr|may|jun|"
-    r"jul|aug|sep|oct|nov|dec)|\b(today|yesterday)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -135,7 +130,9 @@ def check(
     value_verdict = value_doubts(question, plain, record, cards, probes)
     verdict.doubts += value_verdict.doubts
     verdict.rewrites += value_verdict.rewrites
-    verdict.doubts += date_doubts(question, found)
+    verdict.doubts += [Doubt("date", say, hint) for say, hint in day_problems(question, found)]
+    undated = undated_problems(tree, _resolver(tree, cards), probes.sample)
+    verdict.doubts += [Doubt("date", say, hint) for say, hint in undated]
     return verdict
 
 
@@ -199,10 +196,14 @@ def _table_of(column: exp.Column, aliases: dict[str, str], cards: dict[str, dict
 
 
 def _column_name(card: dict[str, Any], name: str) -> str:
-    for column in card.get("columns", []):
-        if isinstance(column, dict) and str(column.get("name", "")).upper() == name.upper():
-            return str(column["name"])
-    return ""
+    return str(_card_column(card, name).get("name") or "")
+
+
+def _card_column(card: dict[str, Any], name: str) -> dict[str, Any]:
+    found = (
+        c for c in card.get("columns", []) if isinstance(c, dict) and str(c.get("name", "")).upper() == name.upper()
+    )
+    return next(found, {})
 
 
 def _column(cards: dict[str, dict[str, Any]], f: Filter) -> dict[str, Any]:
@@ -334,7 +335,7 @@ def value_doubts(
     asked = " ".join(question.casefold().split())
     empty = not record.rows or all(v in (None, 0) for row in record.rows[:1] for v in row)
     for f in found:
-        literals = [lit for lit in f.literals if lit.strip() and not _DAY_LITERAL.match(lit)]
+        literals = [lit for lit in f.literals if lit.strip() and not DAY_LITERAL.match(lit)]
         if f.op == "like":
             literals = [lit.strip("%_ ") for lit in literals if has_hangul(lit) or empty]
             literals = [lit for lit in literals if lit and not _held_like(lit, cards, f, probes)]
@@ -366,21 +367,11 @@ def _held_like(pattern: str, cards: dict[str, dict[str, Any]], f: Filter, probes
     return any(pattern.casefold() in v.casefold() for v in values)
 
 
-def date_doubts(question: str, found: Sequence[Filter]) -> list[Doubt]:
-    """A date compared with one day, though the question names no day."""
-    if _DAY_IN_TEXT.search(question):
-        return []
-    doubts = []
-    for f in found:
-        days = [lit for lit in f.literals if f.op == "eq" and _DAY_LITERAL.match(lit) and lit not in question]
-        for literal in days[:1]:
-            doubts.append(
-                Doubt(
-                    "date",
-                    f"I counted only {f.column} = '{literal}', one day, though the question names no day.",
-                    f"The question names no single day: do not compare {f.column} with '{literal}'; compare it with "
-                    "the start and end of the period the question names (>= and <), or leave the filter out when "
-                    "the table itself holds just that period.",
-                )
-            )
-    return doubts
+def _resolver(tree: exp.Expr, cards: dict[str, dict[str, Any]]) -> Resolve:
+    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
+
+    def resolve(column: exp.Column) -> tuple[str, dict[str, Any]] | None:
+        table = _table_of(column, aliases, cards)
+        return None if table is None else (table, _card_column(cards[table], column.name))
+
+    return resolve

@@ -19,6 +19,8 @@ HELD = {
     ("ORDERS", "CITY"): ["Seoul", "Busan", "Incheon"],
     ("SHIPMENTS", "CARRIER"): ["CJ", "KP"],
     ("ORDERS", "PAYMENT"): ["01", "04"],
+    ("MONTHLY", "SALES_YM"): ["202401", "202402"],
+    ("MONTHLY", "BOOKED"): ["2024-01-31", "2024-02-29"],
 }
 CARDS: dict[str, dict[str, Any]] = {
     "ORDERS": {
@@ -52,6 +54,15 @@ CARDS: dict[str, dict[str, Any]] = {
         "columns": [{"name": "ORDER_DATE"}, {"name": "AMOUNT"}],
     },
     "ORDERS_BAK": {"role": "backup", "copy_of": "ORDERS", "columns": [{"name": "AMOUNT"}]},
+    "MONTHLY": {
+        "role": "live",
+        "columns": [
+            {"name": "SALES_YM", "type": "CHAR(6)"},  # no values in the card: the probe reads some
+            {"name": "BOOKED", "type": "VARCHAR(10)"},  # text, but written as dates
+            {"name": "CLOSED_AT", "type": "TIMESTAMP", "values": ["1706659200"]},
+            {"name": "AMT"},
+        ],
+    },
 }
 CITY_BUSAN = [LinkedValue("ORDERS", "CITY", "Busan")]
 
@@ -155,6 +166,22 @@ def test_one_day_for_a_period_the_question_names_is_a_doubt() -> None:
     assert kinds(verdict("How many orders were placed in December 2023?", day, [[34]])) == ["date"]
     assert kinds(verdict("How many orders were placed on December 1, 2023?", day, [[34]])) == []
     assert kinds(verdict("How many orders were placed on 2023-12-01?", day, [[34]])) == []
+
+
+def test_a_date_function_on_a_column_that_holds_no_dates_is_a_doubt() -> None:
+    by_month = "SELECT strftime('%Y-%m', SALES_YM) AS month, SUM(AMT) FROM MONTHLY GROUP BY month"
+    found = verdict("What were sales by month in 2024?", by_month, [["-4158-01", 10]])
+    assert kinds(found) == ["date"]
+    assert "SALES_YM of MONTHLY holds values like '202401', not dates" in found.doubts[0].say
+    assert "'202401', '202402'" in found.doubts[0].hint
+    # the same column used as it is, a text column written as dates, a date-typed column: no doubt
+    for sql in (
+        "SELECT SALES_YM, SUM(AMT) FROM MONTHLY GROUP BY SALES_YM",
+        "SELECT strftime('%Y-%m', BOOKED), SUM(AMT) FROM MONTHLY GROUP BY 1",
+        "SELECT strftime('%Y-%m', CLOSED_AT), SUM(AMT) FROM MONTHLY GROUP BY 1",
+        "SELECT strftime('%Y-%m', SALES_YM, 'unixepoch'), SUM(AMT) FROM MONTHLY GROUP BY 1",
+    ):
+        assert kinds(verdict("What were sales by month in 2024?", sql, [["2024-01", 10], ["2024-02", 5]])) == []
 
 
 def test_a_copy_needs_the_question_itself_to_ask_for_it() -> None:
