@@ -10,8 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from core.errors import ConfigError
-from tablescout.cli.context import console, current_store, errors, settings
-from tablescout.cli.search_cmd import principal_for
+from tablescout.cli.context import console, current_store, errors, principal_for, settings
 
 if TYPE_CHECKING:
     from bot.console import ConsoleView

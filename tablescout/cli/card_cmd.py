@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from core.errors import NotFoundError
-from tablescout.cli.context import console, current_store, settings, store_reads
-from tablescout.cli.search_cmd import principal_for
+from tablescout.cli.context import console, current_store, principal_for, settings, store_reads
 
 if TYPE_CHECKING:
     from core.config.settings import Settings

@@ -1,4 +1,5 @@
-"""What every command needs: validated settings, an open and current metadata store, and error reporting."""
+"""What every command needs: validated settings, an open and current metadata store, who it acts as, and error
+reporting."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from core import interrupts
 
 if TYPE_CHECKING:
     import psycopg
+    from sqlalchemy.orm import Session
 
+    from core.access.permissions import Principal
+    from core.access.users import UserRef
     from core.config.settings import Settings
     from core.store.database import Store
 
@@ -70,6 +74,21 @@ def store_reads(config: Settings) -> Iterator[psycopg.Connection]:
             yield driver
         finally:
             raw.close()
+
+
+def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, UserRef | None]:
+    """Who a command acts as: the operator, or the chat user `--user` names (slack:ID or teams:ID) with their roles."""
+    from core.access.permissions import Principal, parse_user_ref, resolve_principal
+    from core.access.users import UserRef
+
+    if user is None:
+        return Principal.for_operator(), None
+    from search.service import ensure_known_user  # the search code, only for a chat user
+
+    platform, user_id = parse_user_ref(user)
+    principal = resolve_principal(session, config.file, platform, user_id)
+    ensure_known_user(principal)
+    return principal, UserRef(platform, user_id)
 
 
 #: The exit status Typer gives a command a KeyboardInterrupt ended, whatever signal raised it.

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from tablescout.cli.context import console, current_store, settings
-from tablescout.cli.search_cmd import principal_for
+from tablescout.cli.context import console, current_store, principal_for, settings
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

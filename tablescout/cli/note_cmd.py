@@ -18,8 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from core.access.users import UserRef
-from tablescout.cli.context import console, current_store, settings, store_reads
-from tablescout.cli.search_cmd import principal_for
+from tablescout.cli.context import console, current_store, principal_for, settings, store_reads
 
 if TYPE_CHECKING:
     from core.config.settings import Settings

@@ -10,33 +10,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from core.access.users import UserRef
 from core.errors import ConfigError, TablescoutError
 from search.limits import MAX_K
-from tablescout.cli.context import console, current_store, settings
+from tablescout.cli.context import console, current_store, principal_for, settings
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
-    from core.access.permissions import Principal
     from core.config.settings import Settings
     from search.service import SearchResult
 
 # The search code, the permission model and the encoders are imported inside the commands that use them, so that
 # building the command line (`tablescout --help`, any other command) does not load them.
-
-
-def principal_for(session: Session, config: Settings, user: str | None) -> tuple[Principal, UserRef | None]:
-    from core.access.permissions import Principal, parse_user_ref, resolve_principal
-
-    if user is None:
-        return Principal.for_operator(), None
-    from search.service import ensure_known_user  # the search code, only for a chat user
-
-    platform, user_id = parse_user_ref(user)
-    principal = resolve_principal(session, config.file, platform, user_id)
-    ensure_known_user(principal)
-    return principal, UserRef(platform, user_id)
 
 
 def result_json(result: SearchResult, *, full: bool) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from catalog import sample_erp
-from tablescout.cli import sample_cmd
+from tablescout.cli import COMMANDS, sample_cmd
 from tests.cli.conftest import Cli
 
 #: Modules (and their submodules) that only the commands using them may import.
@@ -131,6 +131,28 @@ def test_read_only_commands_read_the_store_without_sqlalchemy(with_source: Cli, 
     modules = imported_modules(result.stderr)
     assert {"psycopg", "tablescout.cli"} <= modules
     assert not any(m == "sqlalchemy" or m.startswith(("sqlalchemy.", "core.store.models", "alembic")) for m in modules)
+
+
+@pytest.mark.parametrize(
+    ("args", "module"),
+    [(("source", "list"), "source_cmd"), (("note", "list"), "note_cmd"), (("card", "shop", "customers"), "card_cmd")],
+    ids=lambda value: " ".join(value) if isinstance(value, tuple) else value,
+)
+def test_a_light_command_loads_no_other_command_module(with_source: Cli, args: tuple[str, ...], module: str) -> None:
+    """Each command's module is imported when that command runs (tablescout.cli.COMMANDS), not to build the
+    command line: the light commands start without the other commands' code."""
+    result = with_source(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    modules = imported_modules(result.stderr)
+    commands = sorted(m for m in modules if m.startswith("tablescout.cli.") and m.endswith("_cmd"))
+    assert commands == [f"tablescout.cli.{module}"]
+
+
+def test_help_lists_every_command_and_loads_them_all(cli: Cli) -> None:
+    """`--help` names each command with its summary, so it imports every command module, as before."""
+    stdout, modules = run_reporting_imports(cli, "--help")
+    for name in COMMANDS:
+        assert f"│ {name} " in stdout
+    assert {f"tablescout.cli.{module}" for module, _ in COMMANDS.values()} <= modules
 
 
 def test_a_command_that_needs_a_chat_sdk_still_loads_it(with_source: Cli) -> None:
