@@ -6,9 +6,10 @@ statement, its result and the cards of the tables it reads, so it holds for any 
   result (a GROUP BY, or more than one row); "top 5" / "which five …" returns at most five rows and is not cut to one;
 - **code**: a filter on a code column must use a code whose meaning the question names (or the code itself); when
   the question names another code of that column, the literal is rewritten to it;
-- **value**: a text literal the question did not write, or one that matched no rows, must be a value the column
-  holds (probed through the permission-checked SQL service); one the column holds in another spelling, case or
-  script (`부산` → `Busan`) is rewritten to it (`workers.turns.value_linking.held_match`);
+- **value**: an identifier the question did not write (`CUST_ID = 'C000551'`) is a filter it never asked for; a
+  text literal the question did not write, or one that matched no rows, must be a value the column holds (probed
+  through the permission-checked SQL service); one the column holds in another spelling, case or script (`부산` →
+  `Busan`) is rewritten to it (`workers.turns.value_linking.held_match`);
 - **date**: a date column compared with one day when the question names no day ("the December 2023 snapshot"),
   and a date function on a column that holds no dates (`workers.turns.date_use`);
 - **copy**: a copy (backup, snapshot, staging, draft) read without the question itself asking for it, whatever the
@@ -36,6 +37,9 @@ from workers.turns.value_linking import LinkedValue, has_hangul, held_match
 
 #: Roles of tables that copy a live table (`catalog.copy_detection`): stale or partial rows.
 COPY_ROLES = frozenset({"backup", "snapshot", "staging", "draft"})
+#: An identifier written as a literal (`C000551`, `ORD-2024-0001`): a letter and three digits or more. A small model
+#: copies one from the example rows into a filter the question never asked for.
+_ID_LIKE = re.compile(r"^(?=.*[A-Za-z])(?=(?:.*\d){3})[A-Za-z0-9_-]{4,}$")
 _TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
 
 
@@ -335,6 +339,16 @@ def value_doubts(
     asked = " ".join(question.casefold().split())
     empty = not record.rows or all(v in (None, 0) for row in record.rows[:1] for v in row)
     for f in found:
+        for literal in [
+            lit for lit in f.literals if f.op != "like" and _ID_LIKE.match(lit) and lit.casefold() not in asked
+        ]:
+            verdict.doubts.append(
+                Doubt(
+                    "value",
+                    f"I filtered on {f.column} = '{literal}', which the question does not name.",
+                    f"The question names no {f.column} '{literal}': leave that filter out.",
+                )
+            )
         literals = [lit for lit in f.literals if lit.strip() and not DAY_LITERAL.match(lit)]
         if f.op == "like":
             literals = [lit.strip("%_ ") for lit in literals if has_hangul(lit) or empty]

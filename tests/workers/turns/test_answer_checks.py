@@ -20,6 +20,7 @@ HELD = {
     ("SHIPMENTS", "CARRIER"): ["CJ", "KP"],
     ("ORDERS", "PAYMENT"): ["01", "04"],
     ("MONTHLY", "SALES_YM"): ["202401", "202402"],
+    ("ORDERS", "ORDER_ID"): ["C000551", "C000552"],
     ("MONTHLY", "BOOKED"): ["2024-01-31", "2024-02-29"],
 }
 CARDS: dict[str, dict[str, Any]] = {
@@ -182,6 +183,17 @@ def test_a_date_function_on_a_column_that_holds_no_dates_is_a_doubt() -> None:
         "SELECT strftime('%Y-%m', SALES_YM, 'unixepoch'), SUM(AMT) FROM MONTHLY GROUP BY 1",
     ):
         assert kinds(verdict("What were sales by month in 2024?", sql, [["2024-01", 10], ["2024-02", 5]])) == []
+
+
+def test_an_identifier_the_question_does_not_name_is_a_doubt() -> None:
+    sql = "SELECT COUNT(*) FROM ORDERS WHERE ORDER_ID = 'C000551'"
+    found = verdict("How many orders were there?", sql, [[1]])
+    assert kinds(found) == ["value"]  # the column holds it: only the filter nobody asked for is in doubt
+    assert found.doubts[0].say == "I filtered on ORDER_ID = 'C000551', which the question does not name."
+    assert kinds(verdict("How many orders did customer c000551 place?", sql, [[10]])) == []
+    # a year, a month or a period code is no identifier
+    monthly = "SELECT SUM(AMT) FROM MONTHLY WHERE SALES_YM = '202401'"
+    assert kinds(verdict("Sales in January 2024", monthly, [[5]])) == []
 
 
 def test_a_copy_needs_the_question_itself_to_ask_for_it() -> None:
