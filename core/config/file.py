@@ -49,6 +49,17 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
+# The models' default factories are these Python functions, not the builtins `list` and `dict`: Pydantic looks
+# at a factory's signature, which a builtin gives only as text that Python parses with its tokenizer, whose regular
+# expressions then cost every command about 18 ms to compile (the import of this module: 22.5 ms, 4.7 without).
+def _list() -> list[Any]:
+    return []
+
+
+def _dict() -> dict[Any, Any]:
+    return {}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -57,7 +68,7 @@ class SourceEntry(_Strict):
     """A source database: its SQLAlchemy URL (passwords as `${ENV_VAR}` placeholders or written here by hand)."""
 
     url: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=_list)
     #: This source's privacy mode, in place of the installation's (`ConfigFile.privacy`) when set.
     privacy: Privacy | None = None
 
@@ -103,19 +114,19 @@ class Grant(_Strict):
 
     database: str
     allow: list[str] = Field(default_factory=lambda: ["*"])
-    deny: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=_list)
     #: Lets this role's SQL read the source's system catalog (information_schema, pg_catalog, SQLite's schema table
     #: and table-valued pragmas, `::regclass` casts, MariaDB `@@` variables), which lists every table; off unless set.
     catalog: bool = False
     #: Table pattern → SQL condition over that table's columns; `{user.ATTR}` is a directory attribute of the asking
     #: user, bound as a value. Rows of a matching table that fail the condition do not exist for this grant.
-    row_filters: dict[TablePattern, RowPredicate] = Field(default_factory=dict)
+    row_filters: dict[TablePattern, RowPredicate] = Field(default_factory=_dict)
     #: `TABLE.COLUMN` (or `schema.TABLE.COLUMN`) pattern → hide | null | redact | hash.
-    column_masks: dict[MaskPattern, MaskKind] = Field(default_factory=dict)
+    column_masks: dict[MaskPattern, MaskKind] = Field(default_factory=_dict)
 
 
 class Role(_Strict):
-    grants: list[Grant] = Field(default_factory=list)
+    grants: list[Grant] = Field(default_factory=_list)
     admin: bool = False
 
 
@@ -128,9 +139,9 @@ class GroupMapping(_Strict):
 
 
 class ConfigFile(_Strict):
-    sources: dict[str, SourceEntry] = Field(default_factory=dict)
-    roles: dict[str, Role] = Field(default_factory=dict)
-    groups: list[GroupMapping] = Field(default_factory=list)
+    sources: dict[str, SourceEntry] = Field(default_factory=_dict)
+    roles: dict[str, Role] = Field(default_factory=_dict)
+    groups: list[GroupMapping] = Field(default_factory=_list)
     default_role: str | None = None
     #: The installation's privacy mode, for every source that sets none: "schema_only" sends a hosted model no
     #: row value of such a source.
