@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -24,6 +23,8 @@ CONFIG_NAME = "tablescout.yaml"
 
 
 def _default_home() -> Path:
+    import platformdirs  # only where TABLESCOUT_HOME is not set (2.5 ms of every command's start-up otherwise)
+
     return platformdirs.user_data_path("tablescout", appauthor=False)
 
 
