@@ -136,35 +136,11 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-#: Objects allocated (less those freed) before the first garbage collection once the command line is built: more
-#: than a light command's start-up allocates (`source list`, `note list`, `card`: about 62,000, mostly the modules,
-#: classes and functions its imports make, which live as long as the process), so that it runs without the 80 or so
-#: collections (about 10 ms) that only walked those; a longer command passes it early on and is collected as usual
-#: from then on.
-START_UP_ALLOCATIONS = 200_000
-
-
-def _collect_after_start_up() -> None:
-    """Hold the first collection back until START_UP_ALLOCATIONS; the usual thresholds apply from it on."""
-    usual = gc.get_threshold()
-    restored = False
-
-    def restore(phase: str, info: dict[str, int]) -> None:
-        nonlocal restored
-        if phase == "start" and not restored:  # stays registered (removing it here would skip the next callback)
-            restored = True
-            gc.set_threshold(*usual)
-
-    gc.callbacks.append(restore)
-    gc.set_threshold(START_UP_ALLOCATIONS, *usual[1:])
-
-
 def main() -> None:
     # What is alive now (the command line's modules and classes) lives as long as the process: frozen, it is left
     # out of every later collection (`source list` spent 50 ms collecting, 30 of them in one full collection that
     # scanned these objects; 20 ms with them frozen).
     gc.freeze()
-    _collect_after_start_up()
     interrupts.install()  # SIGINT, SIGTERM, SIGHUP: the store and children are closed on the way out
     position = _not_utf8(sys.argv[1:])
     if position is not None:
