@@ -142,7 +142,7 @@ def markdown(payload: dict[str, Any]) -> str:
         f"{meta['cpus']} cores; {meta.get('note') or 'a machine shared with other work'}), one local model server for "
         "every system. "
         f"Sample ERP: {meta['erp_questions']} questions on the erp and billing databases (both registered, nothing "
-        f"pinned). Spider dev: {meta['spider_questions']} questions chosen by a fixed hash of their index, all "
+        f"pinned). Spider dev: {meta['spider_questions']} questions {_drawn(meta)}, all "
         f"{meta['spider_databases']} databases with files registered in one installation, nothing pinned; the "
         "hash also splits them into a tuning half and a held-out half. The whole-schema prompt gets both ERP "
         "databases, and for Spider the schema of the question's own database (it is told the database); allschema "
@@ -208,3 +208,9 @@ def markdown(payload: dict[str, Any]) -> str:
         rows.append([row["set"], row["id"], row["half"], row["question"], *cells])
     lines += md_table(["set", "#", "half", "question", *SYSTEMS], rows)
     return "\n".join(lines) + "\n"
+
+
+def _drawn(meta: dict[str, Any]) -> str:
+    """How the Spider questions were chosen: at random with the run's seed, or by the fixed hash."""
+    seed = meta.get("spider_seed")
+    return f"drawn at random with seed {seed}" if seed is not None else "chosen by a fixed hash of their index"
