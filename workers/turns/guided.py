@@ -34,7 +34,7 @@ from typing import Any
 
 from core.config.settings import Settings
 from search.service import SearchRequest, search_tables
-from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest, ToolResult
+from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest
 from workers.sql.guard import dialect_for
 from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import (
@@ -48,6 +48,7 @@ from workers.tools.base import (
 from workers.tools.toolbox import StepCallback
 from workers.turns import compact_schema
 from workers.turns.answer_checks import Probes, Verdict, check, tables_read
+from workers.turns.column_qualifiers import requalified
 from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_answers import (
     NO_PERMISSION,
@@ -60,7 +61,15 @@ from workers.turns.guided_answers import (
     sql_refused,
 )
 from workers.turns.guided_checks import Checked, CheckSteps, checked, doubt_line
-from workers.turns.guided_run import GuidedTurn, OutOfTime, call_model, record_round, record_search_only, timed
+from workers.turns.guided_run import (
+    GuidedTurn,
+    OutOfTime,
+    call_model,
+    record_round,
+    record_search_only,
+    repair_messages,
+    timed,
+)
 from workers.turns.guided_sql import (
     SYSTEM,
     filter_values,
@@ -144,7 +153,7 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     record = _write_and_run(guided, question, selection, [])
     if record is not None and record.error is not None and not record.error.startswith("no permission"):
         guided.trace["repaired"] = "error"
-        record = _write_and_run(guided, question, selection, _repair_messages(guided))
+        record = _write_and_run(guided, question, selection, repair_messages(guided))
         if record is not None and record.error is not None:
             return could_not("sql_error", "the SQL failed twice", record)
     if record is None:
@@ -371,6 +380,10 @@ def _write_and_run(
         if pruned != sql:
             guided.trace["pruned"] = sql
             sql = pruned
+        moved = requalified(sql, dialect_for(selection.engine), shown_tables(selection))
+        if moved != sql:
+            guided.trace["requalified"] = sql
+            sql = moved
     call = ToolCallRequest(id=f"guided-{guided.model_calls}", name="run_sql", arguments={"sql": sql})
     guided.trace.setdefault("messages", {})["sql"] = messages
     guided.trace["last_call"] = call
@@ -385,13 +398,3 @@ def _write_and_run(
         result = record_round(guided, reply, ToolCallRequest(id=call.id, name="run_sql", arguments=arguments))
     guided.trace["last_result"] = result
     return guided.context.sql_runs[-1] if guided.context.sql_runs else None
-
-
-def _repair_messages(guided: GuidedTurn) -> list[Message]:
-    """The SQL call again, with the model's statement and the error run_sql answered (hints included)."""
-    messages: list[Message] = guided.trace["messages"]["sql"]
-    call: ToolCallRequest = guided.trace["last_call"]
-    result: ToolResult | None = guided.trace.get("last_result")
-    content = result.content if result is not None else "error: the statement did not run"
-    fixed = ToolResult(call_id=call.id, name="run_sql", content=content + "\nWrite the corrected query.", is_error=True)
-    return [*messages, Message(role="assistant", tool_calls=(call,)), Message(role="user", tool_results=(fixed,))]

@@ -98,3 +98,13 @@ def record_search_only(guided: GuidedTurn) -> None:
     with guided.env.store.transaction() as session:
         guided.context.session = session
         record_round(guided, ModelReply(text="", stop_reason="no_model_call"), None)
+
+
+def repair_messages(guided: GuidedTurn) -> list[Message]:
+    """The SQL call again, with the model's statement and the error run_sql answered (hints included)."""
+    messages: list[Message] = guided.trace["messages"]["sql"]
+    call: ToolCallRequest = guided.trace["last_call"]
+    result: ToolResult | None = guided.trace.get("last_result")
+    content = result.content if result is not None else "error: the statement did not run"
+    fixed = ToolResult(call_id=call.id, name="run_sql", content=content + "\nWrite the corrected query.", is_error=True)
+    return [*messages, Message(role="assistant", tool_calls=(call,)), Message(role="user", tool_results=(fixed,))]
