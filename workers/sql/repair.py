@@ -10,11 +10,13 @@ back for another round:
   `CURDATE()` become `DATETIME('now')` and `DATE('now')`;
 - a column alias the statement declares (`AS ORDER_COUNT`, `AS Total_Qty`) written again with a space or a hyphen
   where the underscore was (`ORDER BY ORDER COUNT`, `ORDER BY TOTAL-Qty`): a space leaves the statement unparsable
-  and a hyphen subtracts two columns that are not there, so the alias as declared is meant. The spaced spelling is
-  replaced only when the statement does not parse without it, and only outside string literals.
+  and a hyphen (in ORDER BY, GROUP BY or HAVING, where an alias is what one names) subtracts two columns that are
+  not there, so the alias as declared is meant. The spaced spelling is replaced only when the statement does not
+  parse without it, and only outside string literals.
 
 The rewritten statement is what runs and what is recorded, and the model is told what changed, so the SQL shown to
-the user is the SQL that ran. Anything that does not parse is left alone: the guard then reports the parse error.
+the user is the SQL that ran. Anything that does not parse, even with its aliases put back, is left alone: the guard
+then reports the parse error.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def _declared_aliases(tree: exp.Expr) -> list[str]:
 def _rewrite(
     node: exp.Expr, dialect: str, own: dict[str, str], aliases: dict[str, str], changes: list[str]
 ) -> exp.Expr:
-    if isinstance(node, exp.Sub) and aliases:
+    if isinstance(node, exp.Sub) and aliases and node.find_ancestor(exp.Order, exp.Group, exp.Having) is not None:
         left, right = node.this, node.expression
         if _bare(left) and _bare(right):
             joined = f"{left.name}_{right.name}".lower()

@@ -106,6 +106,7 @@ def test_an_alias_written_again_with_a_space_or_hyphen_is_the_alias(sql: str, fi
     [
         "SELECT a - b AS a_c FROM t",  # a real subtraction: no alias a_b
         "SELECT total - qty AS net FROM t ORDER BY net",
+        "SELECT x AS total_qty, total - qty AS rest FROM t",  # a subtraction in the select list stays one
         "SELECT x AS a_b FROM t WHERE name = 'a b'",  # parses: the literal is never touched
     ],
 )
