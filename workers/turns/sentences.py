@@ -188,7 +188,8 @@ def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]])
     rows = len(table.rows)
     count = f"{rows}{'+' if table.truncated else ''} row{'' if rows == 1 and not table.truncated else 's'}"
     subject = answer_subject(question)
-    if rows > 1 and _ASKS_HOW_MANY.match(" ".join(question.split())) and not asked_breakdown(question):
+    listed = measure is None or label is None  # no label with a measure: a list, not a breakdown
+    if listed and rows > 1 and _ASKS_HOW_MANY.match(" ".join(question.split())) and not asked_breakdown(question):
         # one count asked for and a list returned: say what the list is, not a count it does not hold
         return f"The query returned {count} for this question, listed below."
     if measure is None or label is None:

@@ -167,10 +167,17 @@ def test_a_breakdown_of_one_group_is_said_as_a_breakdown() -> None:
 
 def test_a_list_returned_for_one_count_says_what_it_holds() -> None:
     table = ResultTable(
-        columns=["ORD_NO", "RET_AMT"], kinds=[K.IDENTIFIER, K.AMOUNT], rows=[[1, -200], [2, -300]], truncated=True
+        columns=["Order Lines Returned", "Total Amount"],
+        kinds=[K.COUNT, K.AMOUNT],
+        rows=[[1, -200], [6, -300]],
+        truncated=True,
     )
     assert answer_sentence("How many order lines were returned, and for what total amount?", table) == (
         "The query returned 2+ rows for this question, listed below."
     )
     per_city = ResultTable(columns=["CITY", "n"], kinds=[K.TEXT, K.COUNT], rows=[["Busan", 351], ["Seoul", 512]])
     assert answer_sentence("How many orders per city?", per_city) == "Orders per city, highest for Seoul: 512."
+    # a label and a measure are a breakdown, also where the question's wording of it is not recognised
+    assert answer_sentence("How many orders went to each city?", per_city) == (
+        "Orders went to each city, highest for Seoul: 512."
+    )
