@@ -198,8 +198,9 @@ def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]])
     if any(v is None for v in values):
         return f"{subject}: {count}, listed below."
     if rows == 1:
-        where = cells[0][label]
-        return f"{subject}: one row, {where}: {cells[0][measure]}."
+        if _HANGUL.search(question):
+            return f"{subject}: 1개 행, {cells[0][label]}의 {cells[0][measure]}입니다."
+        return f"{subject}: one row, {cells[0][label]}: {cells[0][measure]}."
     top = max(range(len(values)), key=lambda i: values[i] or 0.0)
     timed = kinds[label] in (ValueKind.DATE, ValueKind.YEAR)
     where = f"in {cells[top][label]}" if timed else f"for {cells[top][label]}"

@@ -163,6 +163,10 @@ def test_a_breakdown_of_one_group_is_said_as_a_breakdown() -> None:
     assert answer_sentence("What was our total sales amount by month in 2024?", table) == (
         "Total sales amount by month in 2024: one row, 2024-03: 2,043,611,540.00."
     )
+    assert (
+        answer_sentence("2024년 월별 매출 합계는?", table)
+        == "2024년 월별 매출 합계: 1개 행, 2024-03의 2,043,611,540.00입니다."
+    )
 
 
 def test_a_list_returned_for_one_count_says_what_it_holds() -> None:
