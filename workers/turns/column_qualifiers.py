@@ -12,30 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlglot import exp, parse_one
-from sqlglot.errors import SqlglotError
+from sqlglot import exp
 
+from workers.turns.answer_checks import parse
 from workers.turns.join_pruning import Shown
 
 
 def requalified(sql: str, dialect: str | None, tables: Mapping[str, Shown]) -> str:
     """`sql` with each wrongly qualified column moved to the one table of its SELECT that has it; `sql` itself when
     none is. `tables`: the tables the model was shown, by upper-case name."""
-    try:
-        tree = parse_one(sql, read=dialect)
-    except (SqlglotError, ValueError, RecursionError):
-        return sql
+    tree = parse(sql, dialect)
     if tree is None:
         return sql
     changed = False
     for select in tree.find_all(exp.Select):
-        written = {
-            t.alias_or_name.lower(): t.alias_or_name
-            for t in select.find_all(exp.Table)
-            if t.find_ancestor(exp.Select) is select and t.name.upper() in tables
-        }
-        own = {
-            t.alias_or_name.lower(): t.name.upper()
+        own = {  # each table of this SELECT by its alias, lower-cased: (the alias as written, the table's name)
+            t.alias_or_name.lower(): (t.alias_or_name, t.name.upper())
             for t in select.find_all(exp.Table)
             if t.find_ancestor(exp.Select) is select and t.name.upper() in tables
         }
@@ -45,10 +37,10 @@ def requalified(sql: str, dialect: str | None, tables: Mapping[str, Shown]) -> s
             if column.find_ancestor(exp.Select) is not select or not column.table:
                 continue
             qualifier, name = column.table.lower(), column.name.lower()
-            if qualifier not in own or name in tables[own[qualifier]].columns:
+            if qualifier not in own or name in tables[own[qualifier][1]].columns:
                 continue
-            holders = [alias for alias, table in own.items() if name in tables[table].columns]
+            holders = [written for written, table in own.values() if name in tables[table].columns]
             if len(holders) == 1:
-                column.set("table", exp.to_identifier(written[holders[0]]))
+                column.set("table", exp.to_identifier(holders[0]))
                 changed = True
     return tree.sql(dialect=dialect) if changed else sql

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
-from sqlglot import exp, parse_one
-from sqlglot.errors import SqlglotError
+from sqlglot import exp
 
+from workers.turns.answer_checks import parse
 from workers.turns.selection import name_words, says
 
 
@@ -41,10 +41,7 @@ class Shown:
 def without_unneeded_joins(sql: str, dialect: str | None, question: str, tables: Mapping[str, Shown]) -> str:
     """`sql` without the joins the question does not need; `sql` itself when there are none (or it does not parse).
     `tables`: the tables the model was shown, by upper-case name."""
-    try:
-        tree = parse_one(sql, read=dialect)
-    except (SqlglotError, ValueError, RecursionError):
-        return sql
+    tree = parse(sql, dialect)
     if tree is None:
         return sql
     if not isinstance(tree, exp.Select):
