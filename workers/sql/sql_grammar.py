@@ -10,6 +10,11 @@ statement, a comment or a table it was not shown; whether the statement is valid
 
 The text is emitted as the content of a JSON string (`json_string`): no double quote except escaped, no backslash,
 no newline.
+
+After FROM and JOIN a plain SELECT may name only a shown table or open a subquery (a column follows FROM only in
+`EXTRACT(YEAR FROM col)`): a short alias or a column there would let an invented table ("FROM ord" for "ORD_MST")
+through. A statement that starts with WITH may also read its own common table expressions, whose names a grammar
+cannot know, so there a short name is allowed after FROM as well.
 """
 
 from __future__ import annotations
@@ -21,12 +26,16 @@ from collections.abc import Iterable, Sequence
 from workers.sql.functions import ALLOWED_NAMES, ALLOWED_TYPED
 
 KEYWORDS = """
-    SELECT DISTINCT FROM WHERE AND OR NOT IN IS NULL LIKE GLOB BETWEEN GROUP BY ORDER HAVING LIMIT OFFSET ASC DESC
-    JOIN INNER LEFT RIGHT FULL OUTER CROSS NATURAL ON USING UNION ALL INTERSECT EXCEPT CASE WHEN THEN ELSE END EXISTS
+    SELECT DISTINCT WHERE AND OR NOT IN IS NULL LIKE GLOB BETWEEN GROUP BY ORDER HAVING LIMIT OFFSET ASC DESC
+    INNER LEFT RIGHT FULL OUTER CROSS NATURAL ON USING UNION ALL INTERSECT EXCEPT CASE WHEN THEN ELSE END EXISTS
     WITH AS TRUE FALSE INTERVAL OVER PARTITION ROWS RANGE PRECEDING FOLLOWING CURRENT ROW UNBOUNDED FILTER ESCAPE
     COLLATE NOCASE INTEGER INT REAL TEXT FLOAT DECIMAL NUMERIC DATE TIMESTAMP CHAR VARCHAR SIGNED UNSIGNED DOUBLE
-    YEAR MONTH DAY HOUR MINUTE SECOND NULLS FIRST LAST
+    YEAR MONTH DAY HOUR MINUTE SECOND NULLS FIRST LAST CAST
 """.split()
+#: The words after which a table is named: not in `KEYWORDS`, so they are written only through their own rule.
+SOURCE_WORDS = ("FROM", "JOIN")
+#: The units of `EXTRACT(unit FROM column)`.
+DATE_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "QUARTER", "WEEK", "DOW", "EPOCH")
 #: Aliases the model may use without AS: a letter and up to two letters or digits ("T1", "o", "od").
 ALIAS = "[A-Za-z] [A-Za-z0-9]? [A-Za-z0-9]?"
 _PUNCTUATION = ["(", ")", ",", ".", "*", "=", "<", ">", "!", "+", "-", "/", "%", "|"]
@@ -65,21 +74,33 @@ def sql_grammar(tables: Sequence[tuple[str, Sequence[str]]], dialect: str | None
     """GBNF rules whose rule `rule` produces one read statement over `tables` ((table, its shown columns)); the other
     rules are prefixed with `rule`, so the grammar can sit inside another one."""
     quote = "`" if dialect == "mysql" else '"'
+    table_names: list[str] = []
     names: list[str] = []
     for table, columns in tables:
-        names += _name_forms(table, quote)
+        table_names += _name_forms(table, quote)
         for column in columns:
             names += _name_forms(column, quote)
     keywords = [k for w in KEYWORDS for k in (w, w.lower())]
     functions = [f for name in function_names(dialect) for f in (name, name.upper())]
+    sources = [k for w in SOURCE_WORDS for k in (w, w.lower())]
+    units = [k for w in DATE_UNITS for k in (w, w.lower())]
     p = rule
     return "\n".join(
         [
-            f'{p} ::= ("SELECT" | "select" | "WITH" | "with") " " {p}-chunk (" " {p}-part)*',
-            f'{p}-part ::= ("AS" | "as") " " {p}-free {p}-punct* | {p}-chunk',
+            f'{p} ::= ("SELECT" | "select") (" " {p}-part)+ | ("WITH" | "with") (" " {p}-with-part)+',
+            f"{p}-part ::= {p}-from {p}-source {p}-punct* | {p}-extract | {p}-named",
+            f"{p}-with-part ::= {p}-from ({p}-source | {p}-alias) {p}-punct* | {p}-extract | {p}-named",
+            f'{p}-named ::= ("AS" | "as") " " {p}-free {p}-punct* | {p}-chunk',
+            f'{p}-from ::= ({_alternatives(sources)}) " "',
+            f'{p}-source ::= "("+ ("SELECT" | "select" | "WITH" | "with") | {p}-table',
+            # EXTRACT(YEAR FROM o.ORD_DT): the one place a column follows FROM
+            f'{p}-extract ::= {p}-punct* ({p}-seg {p}-punct+)* ("EXTRACT" | "extract") "(" {p}-unit " "'
+            f' ("FROM" | "from") " " {p}-seg ({p}-punct+ {p}-seg)* {p}-punct*',
+            f"{p}-unit ::= {_alternatives(units)}",
             f"{p}-chunk ::= {p}-punct* {p}-seg ({p}-punct+ {p}-seg)* {p}-punct* | {p}-punct+",
             f"{p}-seg ::= {p}-word | {p}-string | {p}-number",
-            f"{p}-word ::= {p}-name | {p}-keyword | {p}-function | {p}-alias",
+            f"{p}-word ::= {p}-table | {p}-name | {p}-keyword | {p}-function | {p}-alias",
+            f"{p}-table ::= {_alternatives(table_names)}",
             f"{p}-name ::= {_alternatives(names)}",
             f"{p}-keyword ::= {_alternatives(keywords)}",
             f"{p}-function ::= {_alternatives(functions)}",
