@@ -71,13 +71,19 @@ def _column_names(context: ToolContext, source: Source, table: SourceTable) -> l
     return [str(c["name"]) for c in columns if isinstance(c, dict) and "name" in c]
 
 
+def unknown_column(error: str) -> str | None:
+    """The column an engine's "no such column" error names, as written (perhaps qualified); None for other errors."""
+    found = _UNKNOWN_COLUMN.search(error)
+    return next(g for g in found.groups() if g) if found is not None else None
+
+
 def error_hint(
     context: ToolContext, source: Source, names: Sequence[tuple[str | None, str]], sql: str, error: str
 ) -> str:
     """Lines to add to a run_sql error ("" when there is nothing useful to add)."""
-    column = _UNKNOWN_COLUMN.search(error)
+    column = unknown_column(error)
     if column is not None:
-        return _columns_hint(context, source, names, _aliases(sql, source), next(g for g in column.groups() if g))
+        return _columns_hint(context, source, names, _aliases(sql, source), column)
     table = _UNKNOWN_TABLE.search(error)
     if table is not None:
         return _tables_hint(context, source, next(g for g in table.groups() if g))

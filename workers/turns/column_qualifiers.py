@@ -6,15 +6,23 @@ with "no such column". When the qualified table has no such column and exactly o
 rewritten before it runs, so the SQL the user sees is the SQL that ran. Anything uncertain (no table or two tables
 with the column, a qualifier that names no table of the SELECT, a table the model was not shown, a statement that
 does not parse) leaves the statement as written.
+
+The same holds for an alias written short: `COUNT(*) AS num_products … ORDER BY num`, where no table of the SELECT
+has a column `num` and exactly one of its aliases starts with it, orders by that alias.
+
+When a statement fails on a column that no table it reads has but another shown table does (`PAY_MTHD_CD` read
+from the invoice header when the payments table holds it), the repair call is told where the column is
+(`elsewhere`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from workers.turns.answer_checks import parse
+from workers.tools.sql_help import unknown_column
+from workers.turns.answer_checks import parse, tables_read
 from workers.turns.join_pruning import Shown
 
 
@@ -26,6 +34,7 @@ def requalified(sql: str, dialect: str | None, tables: Mapping[str, Shown]) -> s
         return sql
     changed = False
     for select in tree.find_all(exp.Select):
+        changed |= _aliases_completed(select, tables)
         own = {  # each table of this SELECT by its alias, lower-cased: (the alias as written, the table's name)
             t.alias_or_name.lower(): (t.alias_or_name, t.name.upper())
             for t in select.find_all(exp.Table)
@@ -44,3 +53,46 @@ def requalified(sql: str, dialect: str | None, tables: Mapping[str, Shown]) -> s
                 column.set("table", exp.to_identifier(holders[0]))
                 changed = True
     return tree.sql(dialect=dialect) if changed else sql
+
+
+def _aliases_completed(select: exp.Select, tables: Mapping[str, Shown]) -> bool:
+    """Each bare name in `select`'s ORDER BY, GROUP BY or HAVING that is no column of its tables and the start of
+    exactly one of its aliases, replaced by that alias; whether any was."""
+    aliases = [e.alias for e in select.expressions if e.alias]
+    read = [t.name.upper() for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+    if not aliases or not read or any(t not in tables for t in read):
+        return False
+    columns = {c for t in read for c in tables[t].columns}
+    changed = False
+    for column in select.find_all(exp.Column):
+        if column.table or column.find_ancestor(exp.Select) is not select:
+            continue
+        if column.find_ancestor(exp.Order, exp.Group, exp.Having) is None:
+            continue
+        name = column.name.lower()
+        if name in columns or name in {a.lower() for a in aliases}:
+            continue
+        longer = [a for a in aliases if a.lower().startswith(name) and len(name) >= 2]
+        if len(longer) == 1:
+            column.replace(exp.column(longer[0]))
+            changed = True
+    return changed
+
+
+def elsewhere(sql: str, dialect: str | None, error: str, shown: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """A line for the repair call when `error` names a column that only shown tables the statement does not read
+    hold ("" otherwise). `shown`: each table the model was shown, with its shown columns, as written."""
+    column = unknown_column(error)
+    if column is None:
+        return ""
+    bare = column.rpartition(".")[2].strip('"`')
+    columns = {table.upper(): {c.upper(): c for c in names} for table, names in shown}
+    read = {t.upper() for t in tables_read(sql, dialect)}
+    holders = [table for table, _ in shown if bare.upper() in columns[table.upper()]]
+    if not holders or any(t.upper() in read for t in holders) or not read <= set(columns):
+        return ""
+    reached = {c: w for t in holders for c, w in columns[t.upper()].items()}
+    shared = sorted(w for t in read for c, w in columns[t].items() if c in reached)
+    on = f" (shared columns: {', '.join(dict.fromkeys(shared))})" if shared else ""
+    where = " or ".join(holders)
+    return f"{bare} is a column of {where}, which the query does not read: join {where}{on}."

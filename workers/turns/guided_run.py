@@ -11,10 +11,14 @@ from typing import Any
 
 from core.store.repositories import turns as turn_repo
 from workers.models.types import Message, ModelReply, ToolCallRequest, ToolResult, ToolSpec
+from workers.sql.guard import dialect_for
 from workers.tools.base import ToolContext
 from workers.tools.sql_tool import SQL_TOOL
 from workers.tools.toolbox import StepCallback, ToolRunner
+from workers.turns.column_qualifiers import elsewhere
+from workers.turns.guided_sql import shown_names
 from workers.turns.rounds import add_round, count_reply
+from workers.turns.selection import Selection
 from workers.turns.state import TurnEnvironment, TurnRun
 
 #: Below this many seconds left, another model call is not started.
@@ -100,11 +104,16 @@ def record_search_only(guided: GuidedTurn) -> None:
         record_round(guided, ModelReply(text="", stop_reason="no_model_call"), None)
 
 
-def repair_messages(guided: GuidedTurn) -> list[Message]:
-    """The SQL call again, with the model's statement and the error run_sql answered (hints included)."""
+def repair_messages(guided: GuidedTurn, selection: Selection) -> list[Message]:
+    """The SQL call again, with the model's statement and the error run_sql answered (hints included, and where
+    a column it could not find is among the other shown tables)."""
     messages: list[Message] = guided.trace["messages"]["sql"]
     call: ToolCallRequest = guided.trace["last_call"]
     result: ToolResult | None = guided.trace.get("last_result")
     content = result.content if result is not None else "error: the statement did not run"
+    if result is not None:
+        sql = str(call.arguments.get("sql", ""))
+        line = elsewhere(sql, dialect_for(selection.engine), content, shown_names(selection))
+        content += f"\n{line}" if line else ""
     fixed = ToolResult(call_id=call.id, name="run_sql", content=content + "\nWrite the corrected query.", is_error=True)
     return [*messages, Message(role="assistant", tool_calls=(call,)), Message(role="user", tool_results=(fixed,))]

@@ -100,10 +100,14 @@ SQL_SPEC = ToolSpec(
 )
 
 
+def shown_names(selection: Selection) -> list[tuple[str, list[str]]]:
+    """Each table of the SQL call with the columns its compact schema shows, as written."""
+    return [(t.name, [str(c["name"]) for c in shown_columns(t)]) for t in selection.tables]
+
+
 def sql_spec(selection: Selection) -> ToolSpec:
     """The SQL call's tool, its statement constrained (where the provider can) to the shown tables and columns."""
-    shown = [(t.name, [str(c["name"]) for c in shown_columns(t)]) for t in selection.tables]
-    grammar = sql_grammar(shown, dialect_for(selection.engine), rule="argument")
+    grammar = sql_grammar(shown_names(selection), dialect_for(selection.engine), rule="argument")
     return replace(SQL_SPEC, grammar=grammar, grammar_argument="sql")
 
 

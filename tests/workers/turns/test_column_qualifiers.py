@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.turns.column_qualifiers import requalified
+from workers.turns.column_qualifiers import elsewhere, requalified
 from workers.turns.join_pruning import Shown
 
 TABLES = {
@@ -55,3 +55,53 @@ def test_a_column_moves_to_the_one_table_that_has_it(sql: str, fixed: str) -> No
 )
 def test_anything_uncertain_is_left_as_written(sql: str) -> None:
     assert requalified(sql, "sqlite", TABLES) == sql
+
+
+@pytest.mark.parametrize(
+    ("sql", "fixed"),
+    [
+        (
+            "SELECT size_code, COUNT(*) AS num_dogs FROM Dogs GROUP BY size_code ORDER BY num DESC LIMIT 1",
+            "SELECT size_code, COUNT(*) AS num_dogs FROM Dogs GROUP BY size_code ORDER BY num_dogs DESC LIMIT 1",
+        ),
+        (  # a column of the tables, an alias written in full, two aliases that start alike: left as written
+            "SELECT name AS name_of_dog, COUNT(*) AS n_total FROM Dogs GROUP BY name ORDER BY n_total",
+            None,
+        ),
+        ("SELECT owner_id, COUNT(*) AS cost_a, SUM(1) AS cost_b FROM Dogs GROUP BY owner_id ORDER BY cost", None),
+        ("SELECT x, COUNT(*) AS num_rows FROM Unshown GROUP BY x ORDER BY num", None),  # a table not shown
+    ],
+)
+def test_an_alias_written_short_is_the_alias(sql: str, fixed: str | None) -> None:
+    assert requalified(sql, "sqlite", TABLES) == (fixed or sql)
+
+
+SHOWN = [("INV_HDR", ["INV_NO", "INV_DT", "ERP_ORD_NO"]), ("PAYMENT", ["PAY_NO", "INV_NO", "PAY_MTHD_CD"])]
+
+
+def test_a_column_of_a_shown_table_the_query_does_not_read_is_named_with_the_join() -> None:
+    sql = "SELECT COUNT(*) FROM INV_HDR WHERE PAY_MTHD_CD = 'MOBILE'"
+    line = elsewhere(sql, "sqlite", "error: no such column: PAY_MTHD_CD", SHOWN)
+    assert (
+        line
+        == "PAY_MTHD_CD is a column of PAYMENT, which the query does not read: join PAYMENT (shared columns: INV_NO)."
+    )
+    assert elsewhere(sql, "mysql", "error: Unknown column 'h.PAY_MTHD_CD' in 'where clause'", SHOWN).startswith(
+        "PAY_MTHD_CD is a column of PAYMENT"
+    )
+
+
+@pytest.mark.parametrize(
+    ("sql", "error"),
+    [
+        ("SELECT COUNT(*) FROM INV_HDR WHERE PAY_MODE = 'MOBILE'", "no such column: PAY_MODE"),  # no table has it
+        (  # the query reads the table that has it: the alias hint of run_sql covers that
+            "SELECT COUNT(*) FROM INV_HDR AS h JOIN PAYMENT AS p ON h.INV_NO = p.INV_NO WHERE h.PAY_MTHD_CD = 'M'",
+            "no such column: h.PAY_MTHD_CD",
+        ),
+        ("SELECT COUNT(*) FROM OTHER WHERE PAY_MTHD_CD = 'M'", "no such column: PAY_MTHD_CD"),  # a table not shown
+        ("SELECT COUNT(*) FROM INV_HDR", "no such table: INV_HDR"),
+    ],
+)
+def test_no_line_where_the_column_is_nowhere_else_to_be_found(sql: str, error: str) -> None:
+    assert elsewhere(sql, "sqlite", error, SHOWN) == ""

@@ -135,6 +135,24 @@ def test_an_sql_error_gets_one_repair_call_with_the_error_and_the_names_to_use(
     assert f"{turn_world.erp_scalar(ORDERS_2024):,}" in stored["answer"]
 
 
+def test_a_column_read_from_the_wrong_shown_table_gets_a_repair_that_says_where_it_is(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    wrong = "SELECT SUM(QTY) FROM ORD_MST WHERE ORD_DT LIKE '2024%'"
+    right = "SELECT SUM(d.QTY) FROM ORD_MST AS o JOIN ORD_DTL_H AS d ON o.ORD_NO = d.ORD_NO WHERE o.ORD_DT LIKE '2024%'"
+    fake_openai.script(sql_model(wrong, right, pick=("ORD_MST", "ORD_DTL_H")))
+    turn_id = turn_world.submit("What was the total quantity of the order lines in 2024?", thread="guided elsewhere")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    assert "erp.ORD_DTL_H" in stored["result"]["guided"]["tables"]
+    told = fake_openai.requests[-1].exchange.tool_results["run_sql"]
+    assert "QTY is a column of ORD_DTL_H, which the query does not read: join ORD_DTL_H (shared columns: " in told
+    assert "ORD_NO" in told.rsplit("shared columns: ", 1)[1]
+    assert f"{turn_world.erp_scalar(right):,}" in stored["answer"]
+
+
 def test_a_second_failure_ends_with_an_honest_partial_answer(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
