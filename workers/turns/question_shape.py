@@ -58,6 +58,20 @@ _SHARE = re.compile(r"\b(percent|percentage|ratio|proportion|share|fraction|rate
 _NONE = re.compile(r"\b(not\s+\w+\s+any|no\s+\w+|without|never|does not have|do not have|don't have)\b", re.IGNORECASE)
 
 
+_ONE_FIGURE = re.compile(
+    r"^\s*(how many|count the|(what|which) (is|was|were|are)? ?the (total|average|mean|number|sum|count|"
+    r"maximum|minimum|largest|smallest|highest|lowest)\b)",
+    re.IGNORECASE,
+)
+_MANY = re.compile(r"\b(each|every|per|by|different|respective|respectively|all the|list|show)\b|별", re.IGNORECASE)
+
+
+def asked_one_figure(question: str) -> bool:
+    """The question asks for one figure ("How many orders …?", "What was the average …?") and for nothing per
+    group or as a list."""
+    return _ONE_FIGURE.search(question) is not None and _MANY.search(question) is None
+
+
 def asked_share(question: str) -> bool:
     """The question asks for a percentage, ratio or share."""
     return _SHARE.search(question) is not None
@@ -91,6 +105,14 @@ def shape_problems(question: str, tree: exp.Expr, record: SqlRecord) -> list[tup
                 f"The question asks for a breakdown ({per}), but this is a single figure.",
                 f"The question asks for one row {per}: select the {per.removeprefix('per ')} as a column and GROUP "
                 "BY it.",
+            )
+        )
+    if asked_one_figure(question) and grouped and len(record.rows) > 1:
+        doubts.append(
+            (
+                f"The question asks for one figure, but the result has {_rows(len(record.rows))}, one per group.",
+                "The question asks for one figure: the result must be one row. Do not GROUP BY the things counted; "
+                "to count groups that pass a HAVING test, count the rows of the grouped query in an outer SELECT.",
             )
         )
     top = asked_top(question)

@@ -12,7 +12,7 @@ import pytest
 from workers.tools.base import SqlRecord
 from workers.turns.answer_checks import Probes, Verdict, check
 from workers.turns.guided_checks import rewrite
-from workers.turns.question_shape import asked_breakdown, asked_top
+from workers.turns.question_shape import asked_breakdown, asked_one_figure, asked_top
 from workers.turns.value_linking import LinkedValue, held_match, korean_words
 
 HELD = {
@@ -160,6 +160,37 @@ def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() ->
 def test_what_a_question_asks_of_the_result_shape(question: str, breakdown: str, top: int | None) -> None:
     assert asked_breakdown(question) == breakdown
     assert asked_top(question) == top
+
+
+def test_one_figure_asked_and_one_row_per_group_returned_is_a_doubt() -> None:
+    per_order = "SELECT COUNT(*) FROM ORDERS GROUP BY ORDER_ID HAVING COUNT(*) > 5"
+    found = verdict("How many orders have more than five lines?", per_order, [[6], [7], [9]])
+    assert kinds(found) == ["shape"]
+    assert "one figure" in found.doubts[0].say
+    assert "outer SELECT" in found.doubts[0].hint
+    counted = f"SELECT COUNT(*) FROM ({per_order})"
+    assert kinds(verdict("How many orders have more than five lines?", counted, [[3]])) == []
+    # a group of one row, and questions asking for a figure per group or a list, are no doubt
+    assert kinds(verdict("What was the total amount?", "SELECT SUM(AMOUNT) FROM ORDERS GROUP BY 1", [[4]])) == []
+    per_city = "SELECT CITY, COUNT(*) FROM ORDERS GROUP BY CITY"
+    assert kinds(verdict("How many orders did each city place?", per_city, [["Seoul", 2], ["Busan", 1]])) == []
+    assert kinds(verdict("How many orders were placed by city?", per_city, [["Seoul", 2], ["Busan", 1]])) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "one"),
+    [
+        ("How many orders were cancelled?", True),
+        ("What was the average order amount in 2024?", True),
+        ("Count the number of countries for which Spanish is spoken.", True),
+        ("How many students are there for each department?", False),
+        ("How many different templates are used?", False),
+        ("Which customer placed the most orders?", False),
+        ("What are the names of the singers?", False),
+    ],
+)
+def test_which_questions_ask_for_one_figure(question: str, one: bool) -> None:
+    assert asked_one_figure(question) is one
 
 
 def test_one_day_for_a_period_the_question_names_is_a_doubt() -> None:
