@@ -28,9 +28,10 @@ from typing import Any
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from search.query_text import STOPWORDS, stem
+from search.query_text import stem
 from workers.tools.base import SqlRecord
 from workers.tools.copy_rule import mentions
+from workers.turns.code_meanings import meaning_words, meant_codes, named_share, words
 from workers.turns.date_use import DAY_LITERAL, Resolve, day_problems, undated_problems
 from workers.turns.question_shape import shape_problems
 from workers.turns.value_linking import LinkedValue, has_hangul, held_match
@@ -220,33 +221,7 @@ def _column(cards: dict[str, dict[str, Any]], f: Filter) -> dict[str, Any]:
 def _codes(cards: dict[str, dict[str, Any]], f: Filter) -> list[dict[str, Any]]:
     """The codes of the filter's column with their meanings; [] when the card knows no meanings for most of them
     (then its literals are checked as values)."""
-    codes = [c for c in _column(cards, f).get("codes") or [] if isinstance(c, dict) and c.get("code") is not None]
-    meant = [c for c in codes if c.get("meaning")]
-    return codes if codes and len(meant) * 2 >= len(codes) else []
-
-
-def _words(text: str) -> set[str]:
-    words: set[str] = set()
-    for token in _TOKEN.findall(text.lower()):
-        words.update((token, stem(token)))
-    return words
-
-
-def _meaning_words(meaning: str) -> set[str]:
-    """Content words of a code's meaning; an acronym ("IT", "VIP") counts even where it spells a common word."""
-    return {
-        stem(t.lower())
-        for t in _TOKEN.findall(meaning)
-        if (t.isupper() and len(t) >= 2) or (t.lower() not in STOPWORDS and len(t) >= 2)
-    }
-
-
-def _named_share(meaning: str, said: set[str]) -> float:
-    words = _meaning_words(meaning)
-    if not words:
-        return 0.0
-    hits = sum(1 for w in words if w in said or any(len(w) >= 4 and s.startswith(w[:4]) and len(s) >= 4 for s in said))
-    return hits / len(words)
+    return meant_codes(_column(cards, f))
 
 
 def code_doubts(
@@ -255,13 +230,13 @@ def code_doubts(
     verdict = Verdict()
     if _mostly_other_script(question):
         return verdict  # meanings are written in the data's language: no fair comparison with the question's words
-    said = _words(question)
+    said = words(question)
     for f in found:
         codes = _codes(cards, f)
         if not codes or f.op == "like":
             continue
         meanings = {str(c["code"]): str(c.get("meaning") or "") for c in codes}
-        scores = {code: _named_share(meaning, said) for code, meaning in meanings.items()}
+        scores = {code: named_share(meaning, said) for code, meaning in meanings.items()}
         best = max(scores.values(), default=0.0)
         for literal in f.literals:
             if literal in meanings and literal.lower() in said and len(literal) >= 2:
@@ -287,9 +262,9 @@ def _name_words(column: str) -> set[str]:
 def _used_twice(question: str, f: Filter, code: str, meaning: str, found: Sequence[Filter]) -> list[Doubt]:
     """A doubt when the only words of the question that name this code's meaning are words another filtered
     column's name already answers for ("shipped to Busan": the ship-to city, not also the status Shipped)."""
-    words = {stem(t.lower()) for t in _TOKEN.findall(question)}
-    meant = _meaning_words(meaning)
-    naming = {q for q in words if any(q == w or (len(w) >= 4 and q.startswith(w[:4])) for w in meant)}
+    asked = {stem(t.lower()) for t in _TOKEN.findall(question)}
+    meant = meaning_words(meaning)
+    naming = {q for q in asked if any(q == w or (len(w) >= 4 and q.startswith(w[:4])) for w in meant)}
     for other in found:
         if (other.table, other.column) == (f.table, f.column):
             continue

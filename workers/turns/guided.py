@@ -48,7 +48,6 @@ from workers.tools.base import (
 from workers.tools.toolbox import StepCallback
 from workers.turns import compact_schema
 from workers.turns.answer_checks import Probes, Verdict, check, tables_read
-from workers.turns.column_qualifiers import requalified
 from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_answers import (
     NO_PERMISSION,
@@ -74,14 +73,13 @@ from workers.turns.guided_sql import (
     SYSTEM,
     filter_values,
     is_empty,
-    shown_tables,
     sql_in_text,
     sql_prompt,
     sql_spec,
 )
-from workers.turns.join_pruning import without_unneeded_joins
 from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
+from workers.turns.statement_fixes import fixed_statement
 from workers.turns.value_linking import linked_values
 
 log = logging.getLogger(__name__)
@@ -374,16 +372,7 @@ def _write_and_run(
     if not sql.strip():
         sql = sql_in_text(reply.text)
     if sql.strip():
-        pruned = without_unneeded_joins(
-            sql, dialect_for(selection.engine), f"{earlier} {question}", shown_tables(selection)
-        )
-        if pruned != sql:
-            guided.trace["pruned"] = sql
-            sql = pruned
-        moved = requalified(sql, dialect_for(selection.engine), shown_tables(selection))
-        if moved != sql:
-            guided.trace["requalified"] = sql
-            sql = moved
+        sql = fixed_statement(sql, f"{earlier} {question}", selection, guided.trace)
     call = ToolCallRequest(id=f"guided-{guided.model_calls}", name="run_sql", arguments={"sql": sql})
     guided.trace.setdefault("messages", {})["sql"] = messages
     guided.trace["last_call"] = call

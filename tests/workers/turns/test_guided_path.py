@@ -153,6 +153,24 @@ def test_a_column_read_from_the_wrong_shown_table_gets_a_repair_that_says_where_
     assert f"{turn_world.erp_scalar(right):,}" in stored["answer"]
 
 
+def test_a_code_looked_up_by_a_guessed_name_runs_as_the_code_the_question_names(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    lookup = (
+        "SELECT COUNT(*) FROM SHIP_HIST WHERE CARRIER_CD IN (SELECT CODE_CD FROM CODE_DTL WHERE CODE_NM = 'Logistics')"
+    )
+    fake_openai.script(sql_model(lookup, pick=("SHIP_HIST", "CODE_DTL")))
+    turn_id = turn_world.submit("How many shipments did CJ Logistics carry?", thread="guided code lookup")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    coded = "SELECT COUNT(*) FROM SHIP_HIST WHERE CARRIER_CD = 'CJ'"
+    assert [run["sql"] for run in stored["result"]["sql"]] == [coded]
+    assert turn_world.erp_scalar(lookup) == 0  # as the model wrote it, the statement finds no shipment
+    assert f"{turn_world.erp_scalar(coded):,}" in stored["answer"]
+
+
 def test_a_second_failure_ends_with_an_honest_partial_answer(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:

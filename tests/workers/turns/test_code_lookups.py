@@ -1,0 +1,76 @@
+"""A code looked up by a guessed name becomes the code the question names (`workers.turns.code_lookups`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workers.turns.code_lookups import codes_looked_up
+
+CARRIERS = [
+    {"code": "CJ", "meaning": "CJ Logistics"},
+    {"code": "LT", "meaning": "Lotte Global Logistics"},
+    {"code": "KP", "meaning": "Korea Post"},
+]
+DEPARTMENTS = [
+    {"code": "D10", "meaning": "Sales Team 1"},
+    {"code": "D11", "meaning": "Sales Team 2"},
+    {"code": "D50", "meaning": "IT"},
+]
+CARDS: dict[str, dict[str, Any]] = {
+    "SHIP_HIST": {"columns": [{"name": "SHIP_SEQ"}, {"name": "CARRIER_CD", "codes": CARRIERS}]},
+    "EMP_MST": {"columns": [{"name": "EMP_NO"}, {"name": "DEPT_CD", "codes": DEPARTMENTS}, {"name": "NOTE"}]},
+    "CODE_MST": {"columns": [{"name": "CODE_GRP"}, {"name": "GRP_NM"}]},
+    "CODE_DTL": {"columns": [{"name": "CODE_CD"}, {"name": "CODE_NM"}]},
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "sql", "fixed"),
+    [
+        (
+            "How many employees work in the IT department?",
+            "SELECT COUNT(EMP_NO) FROM EMP_MST WHERE DEPT_CD = (SELECT CODE_GRP FROM CODE_MST WHERE GRP_NM = 'IT')",
+            "SELECT COUNT(EMP_NO) FROM EMP_MST WHERE DEPT_CD = 'D50'",
+        ),
+        (
+            "How many shipments did CJ Logistics carry?",
+            "SELECT COUNT(*) FROM SHIP_HIST AS s WHERE s.CARRIER_CD IN "
+            "(SELECT CODE_CD FROM CODE_DTL WHERE CODE_NM LIKE '%Logistics%')",
+            "SELECT COUNT(*) FROM SHIP_HIST AS s WHERE s.CARRIER_CD = 'CJ'",
+        ),
+    ],
+)
+def test_a_lookup_by_part_of_the_named_meaning_is_the_named_code(question: str, sql: str, fixed: str) -> None:
+    assert codes_looked_up(sql, "sqlite", question, CARDS) == fixed
+
+
+@pytest.mark.parametrize(
+    ("question", "sql"),
+    [
+        (  # the lookup's literal is no word of the meaning the question names
+            "How many employees work in the IT department?",
+            "SELECT COUNT(*) FROM EMP_MST WHERE DEPT_CD IN (SELECT CODE_GRP FROM CODE_MST WHERE GRP_NM = 'Sales')",
+        ),
+        (  # the question names two meanings alike
+            "How many employees work in the sales team?",
+            "SELECT COUNT(*) FROM EMP_MST WHERE DEPT_CD IN (SELECT CODE_GRP FROM CODE_MST WHERE GRP_NM = 'Sales')",
+        ),
+        (  # a subquery that compares no literal is a question of its own
+            "How many employees work in the IT department?",
+            "SELECT COUNT(*) FROM EMP_MST WHERE DEPT_CD IN (SELECT DEPT_CD FROM EMP_MST GROUP BY DEPT_CD)",
+        ),
+        (  # a column without code meanings
+            "How many employees have an IT note?",
+            "SELECT COUNT(*) FROM EMP_MST WHERE NOTE IN (SELECT CODE_NM FROM CODE_DTL WHERE CODE_NM = 'IT')",
+        ),
+        (  # the question names part of a meaning only
+            "How many shipments did a logistics company carry?",
+            "SELECT COUNT(*) FROM SHIP_HIST WHERE CARRIER_CD IN "
+            "(SELECT CODE_CD FROM CODE_DTL WHERE CODE_NM = 'Logistics')",
+        ),
+    ],
+)
+def test_anything_uncertain_is_left_as_written(question: str, sql: str) -> None:
+    assert codes_looked_up(sql, "sqlite", question, CARDS) == sql
