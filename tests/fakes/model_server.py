@@ -114,6 +114,7 @@ class Exchange:
     round: int  # 1 + the model replies since the user's question
     request_number: int  # 1-based, counting every request this server received
     json_mode: bool = False
+    prefill: str = ""  # the assistant's reply so far, which the server continues (llama.cpp's assistant prefill)
 
 
 class ScriptedModel:
@@ -538,6 +539,9 @@ class FakeOpenAIServer(FakeModelServer):
     def neutral_view(self, body: dict[str, Any], number: int) -> Exchange:
         messages = body.get("messages") or []
         json_mode = "response_format" in body or "grammar" in body  # a llama.cpp grammar for the JSON reply
+        prefill = ""
+        if json_mode and messages and messages[-1].get("role") == "assistant":  # a reply to continue, not a reply
+            prefill, messages = _text_of(messages[-1].get("content")), messages[:-1]
         names: dict[str, str] = {}
         for message in messages:
             for call in message.get("tool_calls") or []:
@@ -567,7 +571,9 @@ class FakeOpenAIServer(FakeModelServer):
                 question_at, user_text = index, question
                 break
         replies = sum(1 for m in messages[question_at + 1 :] if m.get("role") == "assistant")
-        if json_mode:
+        if prefill:
+            tools = tuple(re.findall(r'"tool": "([^"]+)"', prefill))
+        elif json_mode:
             tools = self._json_mode_tools(body)
         else:
             tools = tuple(str((t.get("function") or {}).get("name")) for t in body.get("tools") or [])
@@ -581,6 +587,7 @@ class FakeOpenAIServer(FakeModelServer):
             round=replies + 1,
             request_number=number,
             json_mode=json_mode,
+            prefill=prefill,
         )
 
     @staticmethod

@@ -2,20 +2,21 @@
 
 Two ways to get tool calls out of a model:
 - "native": function `tools` in the request, `tool_calls` in the reply, results as `role: tool` messages;
-- "json": for small local models (llama.cpp, vLLM, Ollama) that never emit tool calls. The request carries no tools;
-  a `json_schema` response format constrains the reply to one tool call or the final answer (see json_replies), or,
-  with `grammars` (llama.cpp's server) and one tool offered that has a grammar, a GBNF `grammar` for the same reply
-  format with the tool's argument under its own grammar (the guided path's SQL: `workers.sql.sql_grammar`),
-  the system prompt explains the format, and tool results go back as user text. With `tools_first` (small local
-  models) the answer is offered only once run_sql has returned rows (or said "no permission", or failed three times;
-  where run_sql is not offered, once any tool has run) since the user's message, because a small model otherwise
-  answers a data question with a number it made up; the reply right after run_sql returned rows must be the answer;
-  a tool other than run_sql is not offered again right after it was called; before a card is open there is one
-  search and no join path; run_sql is offered once a card is open, and search_tables and list_tables are not offered
-  then, nor a second join path or a fourth card; run_sql is not offered right after it refused a statement that had
-  already failed. Such a model otherwise writes SQL on guessed names, or goes round searching, opening cards and
-  rerunning the same SQL instead of answering (see json_replies.next_tools). `small_model` marks a small model
-  (brief tool results, answers checked for made-up numbers: ModelProvider.small_model).
+- "json": for small local models (llama.cpp, vLLM, Ollama) that never emit tool calls. The request carries no tools; a
+  `json_schema` response format constrains the reply to one tool call or the final answer (see json_replies), or, with
+  `grammars` (llama.cpp's server) and one tool offered that has a grammar, a GBNF `grammar` for the same reply format
+  with the tool's argument under its own grammar (the guided path's SQL: `workers.sql.sql_grammar`); where that reply
+  can only be the call, its fixed start is written as the assistant's reply so far (a prompt pass instead of a decoding
+  step per token) and the grammar covers the rest. The system prompt explains the format, and tool results go back as
+  user text. With `tools_first` (small local models) the answer is offered only once run_sql has returned rows (or said
+  "no permission", or failed three times; where run_sql is not offered, once any tool has run) since the user's message,
+  because a small model otherwise answers a data question with a number it made up; the reply right after run_sql
+  returned rows must be the answer; a tool other than run_sql is not offered again right after it was called; before a
+  card is open there is one search and no join path; run_sql is offered once a card is open, and search_tables and
+  list_tables are not offered then, nor a second join path or a fourth card; run_sql is not offered right after it
+  refused a statement that had already failed. Such a model otherwise writes SQL on guessed names, or goes round
+  searching, opening cards and rerunning the same SQL instead of answering (see json_replies.next_tools). `small_model`
+  marks a small model (brief tool results, answers checked for made-up numbers: ModelProvider.small_model).
 
 Replies that cannot be used are errors, not silent empty replies: tool-call arguments that are not a JSON object, and
 in json mode a reply outside the format, raise ModelError. Call ids the server leaves out (or repeats) are generated.
@@ -145,7 +146,15 @@ class OpenAIProvider:
         full_system = f"{system}\n\n{instructions}" if system else instructions
         may_answer = not self.tools_first or json_replies.may_answer(messages, tools)
         callable_now = json_replies.next_tools(messages, tools) if self.tools_first else list(tools)
-        grammar = json_replies.call_grammar(callable_now, answer=may_answer) if self.grammars else None
+        prefill = json_replies.call_prefill(callable_now, answer=may_answer) if self.grammars else None
+        grammar = (
+            json_replies.call_grammar(callable_now, answer=may_answer, prefilled=prefill is not None)
+            if self.grammars
+            else None
+        )
+        request_messages = _json_mode_messages(full_system, messages)
+        if prefill is not None:  # the reply so far: the server continues it (llama.cpp's assistant prefill)
+            request_messages.append({"role": "assistant", "content": prefill})
         constraint: dict[str, Any]
         if grammar is not None:  # the same reply format, with the tool's argument under its own grammar
             constraint = {"extra_body": {"grammar": grammar}}
@@ -161,13 +170,16 @@ class OpenAIProvider:
             constraint = {"response_format": response_format}
         response = self._create(
             timeout_s,
-            messages=_json_mode_messages(full_system, messages),
+            messages=request_messages,
             temperature=temperature,
             **constraint,
         )
         choice = _first_choice(response)
+        content = choice.message.content
+        if prefill is not None and not (content or "").startswith(prefill):
+            content = prefill + (content or "")  # a server that returns the continuation alone
         try:
-            text, calls = json_replies.parse_reply(choice.message.content, tools)
+            text, calls = json_replies.parse_reply(content, tools)
         except ModelError:
             if choice.finish_reason == "length":
                 return ModelReply(text="", stop_reason="max_tokens", usage=_usage(response), model=response.model)

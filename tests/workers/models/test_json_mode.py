@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from tests.fakes.model_server import Call, FakeOpenAIServer, Raw, Say
 from tests.workers.models.conftest import OPENAI_KEY, SEARCH_TABLES, TOOLS
 from workers.models import json_replies
 from workers.models.openai_provider import OpenAIProvider
-from workers.models.types import Message, ModelError, ToolCallRequest, ToolResult
+from workers.models.types import Message, ModelError, ToolCallRequest, ToolResult, ToolSpec
 
 QUESTION = Message("user", "How many orders shipped to Busan last month?")
 
@@ -157,3 +158,32 @@ def test_error_results_reach_the_model(provider: OpenAIProvider, fake_openai: Fa
     assert seen.tool_results == {"search_tables": "search index is being rebuilt"}
     assert seen.tool_errors == frozenset({"search_tables"})
     assert seen.json_mode
+
+
+SQL_TOOL = ToolSpec("run_sql", "Run SQL.", {}, grammar='argument ::= "SELECT 1"', grammar_argument="sql")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Call("run_sql", {"sql": "SELECT 1"}),  # as llama.cpp answers: the prefill and its continuation
+        Raw('SELECT 1"}}'),  # a server that returns the continuation alone
+    ],
+)
+def test_a_call_that_is_the_only_reply_starts_from_its_prefill(fake_openai: FakeOpenAIServer, reply: Any) -> None:
+    grammars = OpenAIProvider(
+        "small-model", api_key=OPENAI_KEY, base_url=fake_openai.url, tools_mode="json", grammars=True, tools_first=True
+    )
+    fake_openai.script([reply])
+    try:
+        result = grammars.complete("Write SQL.", [QUESTION], [SQL_TOOL], timeout_s=10)
+    finally:
+        grammars.close()
+
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("run_sql", {"sql": "SELECT 1"})]
+    raw = fake_openai.requests[0].raw
+    head = '{"tool": "run_sql", "arguments": {"sql": "'
+    assert raw["messages"][-1] == {"role": "assistant", "content": head}
+    assert raw["grammar"].split("\n")[0] == 'root ::= argument "\\"}}"'  # the grammar of what follows only
+    assert json_replies.call_prefill([SQL_TOOL], answer=True) is None  # with an answer allowed, no prefill
+    assert json_replies.call_prefill([SQL_TOOL, SEARCH_TABLES], answer=False) is None

@@ -140,10 +140,13 @@ def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_column
     [request] = [r for r in fake_openai.requests if "run_sql" in r.exchange.tools]
     assert "response_format" not in request.raw  # the grammar replaces the JSON schema
     grammar = request.raw["grammar"]
-    root = grammar.split("\n")[0]
-    assert root == 'root ::= "{\\"tool\\": \\"run_sql\\", \\"arguments\\": {\\"sql\\": \\"" argument "\\"}}"'
+    # the call's fixed start is the assistant's reply so far; the grammar constrains the statement after it
+    assert request.exchange.prefill == '{"tool": "run_sql", "arguments": {"sql": "'
+    assert request.raw["messages"][-1] == {"role": "assistant", "content": request.exchange.prefill}
+    assert grammar.split("\n")[0] == 'root ::= argument "\\"}}"'
     names = next(line for line in grammar.split("\n") if line.startswith("argument-name ::= "))
     assert '"ORD_DT"' in names
+    assert '"ORD_MST"' in next(line for line in grammar.split("\n") if line.startswith("argument-table ::= "))
     assert '"SHIP_CITY"' in names
-    assert "ORD_MST_BAK" not in names
-    assert "ORD_MST_202312" not in names
+    assert "ORD_MST_BAK" not in grammar
+    assert "ORD_MST_202312" not in grammar
