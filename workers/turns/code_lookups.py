@@ -8,6 +8,10 @@ question names every word of exactly one of them (`workers.turns.code_meanings`)
 words of that meaning, the lookup can only have meant that code: the subquery becomes the code's literal. Anything
 else (a subquery that compares no literal, a literal that is not part of the named meaning, a column without code
 meanings, a statement that does not parse) is left as written.
+
+The same holds for a code's name compared on a column no table of the statement has (`CODE_NM = 'Cancelled'` where
+only ORD_MST is read): when exactly one column of the read tables has a code whose meaning is that name, the
+comparison is that column's with the code (`STATUS_CODE = '90'`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 from sqlglot import exp
 
 from workers.turns.answer_checks import parse
-from workers.turns.code_meanings import meaning_words, named_code, words
+from workers.turns.code_meanings import meaning_words, meant_codes, named_code, words
 
 
 def codes_looked_up(sql: str, dialect: str | None, question: str, cards: Mapping[str, dict[str, Any]]) -> str:
@@ -36,10 +40,56 @@ def codes_looked_up(sql: str, dialect: str | None, question: str, cards: Mapping
         code = named_code(question, card_column, whole=True) if card_column else None
         if code is None or not _names_meaning_of(lookup, _meaning(card_column, code)):
             continue
-        literal = exp.Literal.string(code)
-        node.replace(exp.EQ(this=column.copy(), expression=literal))
+        _put(node, exp.EQ(this=column.copy(), expression=exp.Literal.string(code)))
         changed = True
+    for node in list(tree.find_all(exp.EQ)):
+        named = _code_named(node, cards)
+        if named is not None:
+            _put(node, named)
+            changed = True
     return tree.sql(dialect=dialect) if changed else sql
+
+
+def _put(node: exp.Expr, comparison: exp.EQ) -> None:
+    """`comparison` in place of `node`; where the other side of its AND is the same comparison, that one alone."""
+    parent = node.parent
+    if isinstance(parent, exp.And):
+        other = parent.expression if parent.this is node else parent.this
+        if other == comparison:
+            parent.replace(other.copy())
+            return
+    node.replace(comparison)
+
+
+def _code_named(node: exp.EQ, cards: Mapping[str, dict[str, Any]]) -> exp.EQ | None:
+    """`column = 'code'` for `name_column = 'meaning'` where no read table has `name_column` and one read column
+    has a code meaning exactly that; None otherwise."""
+    column, literal = node.this, node.expression
+    if isinstance(literal, exp.Column):
+        column, literal = literal, column
+    if not isinstance(column, exp.Column) or not isinstance(literal, exp.Literal) or not literal.is_string:
+        return None
+    select = column.find_ancestor(exp.Select)
+    if select is None:
+        return None
+    read = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+    if not read or any(t.name.upper() not in cards for t in read):
+        return None
+    columns = [(t, c) for t in read for c in cards[t.name.upper()].get("columns", []) if isinstance(c, dict)]
+    if any(str(c.get("name", "")).upper() == column.name.upper() for _, c in columns):
+        return None  # a column the statement can read: not a name looked up elsewhere
+    meaning = literal.this.strip().casefold()
+    found = [
+        (t, c, str(code["code"]))
+        for t, c in columns
+        for code in meant_codes(c)
+        if str(code.get("meaning") or "").strip().casefold() == meaning
+    ]
+    if len(found) != 1:
+        return None
+    table, card_column, code = found[0]
+    qualifier = table.alias_or_name if len(read) > 1 else None
+    return exp.EQ(this=exp.column(str(card_column["name"]), table=qualifier), expression=exp.Literal.string(code))
 
 
 def _compared(node: exp.Expr) -> tuple[exp.Column | None, exp.Select | None]:

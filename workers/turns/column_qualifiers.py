@@ -18,12 +18,17 @@ from the invoice header when the payments table holds it), the repair call is to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlglot import exp
 
 from workers.tools.sql_help import unknown_column
 from workers.turns.answer_checks import parse, tables_read
+from workers.turns.code_meanings import meant_codes
 from workers.turns.join_pruning import Shown
+
+#: Codes listed per column in a repair hint.
+CODES_LISTED = 8
 
 
 def requalified(sql: str, dialect: str | None, tables: Mapping[str, Shown]) -> str:
@@ -79,9 +84,17 @@ def _aliases_completed(select: exp.Select, tables: Mapping[str, Shown]) -> bool:
     return changed
 
 
-def elsewhere(sql: str, dialect: str | None, error: str, shown: Sequence[tuple[str, Sequence[str]]]) -> str:
+def elsewhere(
+    sql: str,
+    dialect: str | None,
+    error: str,
+    shown: Sequence[tuple[str, Sequence[str]]],
+    cards: Mapping[str, dict[str, Any]] | None = None,
+) -> str:
     """A line for the repair call when `error` names a column that only shown tables the statement does not read
-    hold ("" otherwise). `shown`: each table the model was shown, with its shown columns, as written."""
+    hold ("" otherwise). `shown`: each table the model was shown, with its shown columns, as written; `cards`: their
+    cards by upper-case name. When the holder is the code table of a column the statement reads, the line says to
+    compare that column with its codes instead of joining the code table for their names."""
     column = unknown_column(error)
     if column is None:
         return ""
@@ -91,8 +104,29 @@ def elsewhere(sql: str, dialect: str | None, error: str, shown: Sequence[tuple[s
     holders = [table for table, _ in shown if bare.upper() in columns[table.upper()]]
     if not holders or any(t.upper() in read for t in holders) or not read <= set(columns):
         return ""
+    coded = _coded_from(holders, read, cards or {})
+    if coded:
+        return f"{bare} is a column of the code table {holders[0]}: " + "; ".join(coded) + "."
     reached = {c: w for t in holders for c, w in columns[t.upper()].items()}
     shared = sorted(w for t in read for c, w in columns[t].items() if c in reached)
     on = f" (shared columns: {', '.join(dict.fromkeys(shared))})" if shared else ""
     where = " or ".join(holders)
     return f"{bare} is a column of {where}, which the query does not read: join {where}{on}."
+
+
+def _coded_from(holders: Sequence[str], read: set[str], cards: Mapping[str, dict[str, Any]]) -> list[str]:
+    """For each column of the read tables whose codes come from one of `holders`: compare it with its codes."""
+    wanted = {h.upper() for h in holders}
+    said = []
+    for table in sorted(read):
+        for column in (cards.get(table) or {}).get("columns", []):
+            origins = {str(o[-1]).upper() for o in column.get("codes_from") or [] if o}
+            codes = meant_codes(column)
+            if not origins & wanted or not codes:
+                continue
+            listed = ", ".join(f"{c['code']}={c.get('meaning') or '?'}" for c in codes[:CODES_LISTED])
+            more = ", …" if len(codes) > CODES_LISTED else ""
+            said.append(
+                f"{column['name']} already holds its codes ({listed}{more}): compare {column['name']} with the code"
+            )
+    return said[:3]

@@ -113,7 +113,8 @@ def repair_messages(guided: GuidedTurn, selection: Selection) -> list[Message]:
     content = result.content if result is not None else "error: the statement did not run"
     if result is not None:
         sql = str(call.arguments.get("sql", ""))
-        line = elsewhere(sql, dialect_for(selection.engine), content, shown_names(selection))
+        cards = {t.name.upper(): t.card for t in selection.tables}
+        line = elsewhere(sql, dialect_for(selection.engine), content, shown_names(selection), cards)
         content += f"\n{line}" if line else ""
     fixed = ToolResult(call_id=call.id, name="run_sql", content=content + "\nWrite the corrected query.", is_error=True)
     return [*messages, Message(role="assistant", tool_calls=(call,)), Message(role="user", tool_results=(fixed,))]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from workers.turns.column_qualifiers import elsewhere, requalified
@@ -105,3 +107,22 @@ def test_a_column_of_a_shown_table_the_query_does_not_read_is_named_with_the_joi
 )
 def test_no_line_where_the_column_is_nowhere_else_to_be_found(sql: str, error: str) -> None:
     assert elsewhere(sql, "sqlite", error, SHOWN) == ""
+
+
+def test_a_name_of_a_code_table_is_told_to_compare_the_coded_column_with_its_code() -> None:
+    shown = [("ORD_MST", ["ORD_NO", "STATUS_CODE"]), ("CODE_DTL", ["CODE_GRP", "CODE_CD", "CODE_NM"])]
+    status: dict[str, Any] = {
+        "name": "STATUS_CODE",
+        "codes": [{"code": "40", "meaning": "Delivered"}, {"code": "90", "meaning": "Cancelled"}],
+        "codes_from": [[None, "CODE_DTL"]],
+    }
+    cards: dict[str, dict[str, Any]] = {"ORD_MST": {"columns": [{"name": "ORD_NO"}, status]}, "CODE_DTL": {}}
+    sql = "SELECT COUNT(*) FROM ORD_MST WHERE STATUS_CODE = '90' AND CODE_NM = 'Cancelled'"
+    line = elsewhere(sql, "sqlite", "no such column: CODE_NM", shown, cards)
+    assert line == (
+        "CODE_NM is a column of the code table CODE_DTL: STATUS_CODE already holds its codes (40=Delivered, "
+        "90=Cancelled): compare STATUS_CODE with the code."
+    )
+    assert elsewhere(sql, "sqlite", "no such column: CODE_NM", shown).startswith(  # without the cards: the join
+        "CODE_NM is a column of CODE_DTL, which the query does not read: join CODE_DTL"
+    )
