@@ -7,7 +7,8 @@ back for another round:
 - on SQLite, MySQL/PostgreSQL date-part functions SQLite does not have: `YEAR(x)`, `MONTH(x)`, `DAY(x)`,
   `EXTRACT(YEAR FROM x)` (and MONTH, DAY, HOUR, MINUTE, SECOND) become `CAST(STRFTIME('%Y', x) AS INTEGER)` and so
   on; `DATE_FORMAT(x, fmt)` becomes `STRFTIME(fmt, x)` with MySQL's format letters translated; `NOW()` and
-  `CURDATE()` become `DATETIME('now')` and `DATE('now')`;
+  `CURDATE()` become `DATETIME('now')` and `DATE('now')`; `STRFTIME(fmt, x)` compared with a number
+  (`STRFTIME('%Y', d) = 2024`, which in SQLite compares text with an integer and never holds) is cast to INTEGER;
 - a column alias the statement declares (`AS ORDER_COUNT`, `AS Total_Qty`) written again with a space or a hyphen
   where the underscore was (`ORDER BY ORDER COUNT`, `ORDER BY TOTAL-Qty`): a space leaves the statement unparsable
   and a hyphen (in ORDER BY, GROUP BY or HAVING, where an alias is what one names) subtracts two columns that are
@@ -141,6 +142,10 @@ def _rewrite(
             return node
     if dialect != "sqlite":
         return node
+    numbered = _numbered_strftime(node)
+    if numbered is not None:
+        changes.append("SQLite's STRFTIME() gives text; compared it as a number with CAST(… AS INTEGER)")
+        return numbered
     for kind, (name, fmt) in _PARTS.items():
         if type(node) is kind and isinstance(node.this, exp.Expr):
             changes.append(f"SQLite has no {name}(); used STRFTIME('{fmt}', …)")
@@ -162,6 +167,29 @@ def _rewrite(
             changes.append(f"SQLite has no {name}(); used {_NOW[name]}('now')")
             return exp.Anonymous(this=_NOW[name], expressions=[exp.Literal.string("now")])
     return node
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def _numbered_strftime(node: exp.Expr) -> exp.Expr | None:
+    """`node`, a comparison of STRFTIME(…) with integer literals only, with the STRFTIME cast to INTEGER; else None."""
+    if isinstance(node, _COMPARISONS):
+        sides = [node.this, node.expression]
+    elif isinstance(node, exp.In) and not node.args.get("query"):
+        sides = [node.this, *node.expressions]
+    elif isinstance(node, exp.Between):
+        sides = [node.this, node.args.get("low"), node.args.get("high")]
+    else:
+        return None
+    texts = [s for s in sides if isinstance(s, exp.TimeToStr)]
+    numbers = [s for s in sides if isinstance(s, exp.Literal) and s.is_int]
+    if len(texts) != 1 or len(texts) + len(numbers) != len(sides):
+        return None
+    copied = node.copy()
+    text = next(s for s in copied.iter_expressions() if isinstance(s, exp.TimeToStr))
+    text.replace(exp.Cast(this=text.copy(), to=exp.DataType.build("INTEGER")))
+    return copied
 
 
 def _bare(node: exp.Expr | None) -> bool:

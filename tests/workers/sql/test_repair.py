@@ -43,6 +43,25 @@ def test_sqlite_rewrites_run_with_the_meaning_written(orders: sqlite3.Connection
     assert orders.execute(repaired.sql).fetchone()[0] == expected
 
 
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("SELECT COUNT(*) FROM ORD_MST WHERE STRFTIME('%Y', ORD_DT) = 2024", 2),
+        ("SELECT COUNT(*) FROM ORD_MST WHERE strftime('%m', ORD_DT) IN (1, 6)", 2),
+        ("SELECT COUNT(*) FROM ORD_MST WHERE STRFTIME('%Y', ORD_DT) BETWEEN 2022 AND 2023", 2),
+        ("SELECT COUNT(*) FROM ORD_MST WHERE 2023 <= STRFTIME('%Y', ORD_DT)", 3),
+    ],
+)
+def test_strftime_compared_with_a_number_is_compared_as_a_number(
+    orders: sqlite3.Connection, written: str, expected: int
+) -> None:
+    assert orders.execute(written).fetchone()[0] in (0, 4)  # as written, text against integers: all or nothing
+    repaired = repair(written, "sqlite")
+    assert repaired is not None
+    assert repaired.changes == ("SQLite's STRFTIME() gives text; compared it as a number with CAST(… AS INTEGER)",)
+    assert orders.execute(repaired.sql).fetchone()[0] == expected
+
+
 def test_what_each_rewrite_changed_is_said() -> None:
     repaired = repair("SELECT COUNT(*) FROM erp.ORD_MST WHERE YEAR(ORD_DT) = 2024", "sqlite", ["erp", "orders"])
     assert repaired is not None
