@@ -33,7 +33,7 @@ from workers.tools.base import SqlRecord
 from workers.tools.copy_rule import mentions
 from workers.turns.code_meanings import meaning_words, meant_codes, named_share, words
 from workers.turns.date_use import DAY_LITERAL, Resolve, day_problems, undated_problems
-from workers.turns.question_shape import shape_problems
+from workers.turns.question_shape import shape_problems, ungrouped
 from workers.turns.value_linking import LinkedValue, has_hangul, held_match
 
 #: Roles of tables that copy a live table (`catalog.copy_detection`): stale or partial rows.
@@ -73,6 +73,8 @@ class Rewrite:
 class Verdict:
     doubts: list[Doubt] = field(default_factory=list)
     rewrites: list[Rewrite] = field(default_factory=list)
+    #: The statement without the grouping a one-figure question did not ask for (`question_shape.ungrouped`).
+    ungrouped: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ def check(
     if tree is None:
         return verdict
     verdict.doubts += [Doubt("shape", say, hint) for say, hint in shape_problems(question, tree, record)]
+    verdict.ungrouped = ungrouped(question, tree, record, dialect)
     verdict.doubts += copy_doubts(question, tree, cards)
     found = filters(tree, cards)
     code_verdict = code_doubts(question, found, cards, linked)

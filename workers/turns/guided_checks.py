@@ -3,6 +3,7 @@ question (`workers.turns.answer_checks`), repaired once, and what is still in do
 
 1. Literals the column holds in another spelling, case or script, and codes the question names by their meaning,
    are rewritten and the statement runs again, without a model call; the answer says what was read as what.
+   A grouping a one-figure question did not ask for is dropped the same way when only aggregates are selected.
 2. What else is wrong (the shape, a code or value the question does not name, one day for a period, a copy not asked
    for) goes to one repair call as a hint, with the tables it needs added to the schema (the live table of a copy,
    the table holding the question's value). The repaired statement is kept when it has fewer doubts.
@@ -20,6 +21,9 @@ from workers.tools.base import SqlRecord
 from workers.turns.answer_checks import Doubt, Rewrite, Verdict, parse
 from workers.turns.guided_sql import is_empty
 from workers.turns.selection import Selection
+
+#: Said when a grouping the question did not ask for was dropped (`question_shape.ungrouped`).
+UNGROUPED = "I left out the query's grouping: the question asks for one figure over all the rows."
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,13 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
             result.notes = [r.note for r in verdict.rewrites]
             result.record = again
             verdict = steps.verdict(again, selection)
+    if verdict.ungrouped is not None:
+        flat = steps.rerun(verdict.ungrouped, selection)
+        if flat is not None and flat.error is None and not is_empty(flat):
+            flat_verdict = steps.verdict(flat, selection)
+            if len(flat_verdict.doubts) < len(verdict.doubts):
+                result.record, verdict = flat, flat_verdict
+                result.notes.append(UNGROUPED)
     result.doubts = verdict.doubts
     if not verdict.doubts or is_empty(result.record):
         return result  # an empty result is searched again by the caller, with the values it filtered on

@@ -126,3 +126,26 @@ def shape_problems(question: str, tree: exp.Expr, record: SqlRecord) -> list[tup
             )
         )
     return doubts
+
+
+def ungrouped(question: str, tree: exp.Expr, record: SqlRecord, dialect: str | None) -> str | None:
+    """The statement without its GROUP BY, when the question asks for one figure, the result has a row per group and
+    the outer SELECT returns only aggregates over the groups (`SELECT SUM(AMT) FROM S GROUP BY MONTH`): one figure
+    over all the rows, written without a model call. None where dropping the grouping could change what is counted
+    (a HAVING test, a LIMIT, a window, DISTINCT, a grouped column in the result, a compound statement)."""
+    if not (asked_one_figure(question) and len(record.rows) > 1 and isinstance(tree, exp.Select)):
+        return None
+    if tree.args.get("group") is None or any(tree.args.get(k) for k in ("having", "limit", "distinct", "qualify")):
+        return None
+    if tree.find(exp.Window) is not None or not tree.expressions:
+        return None
+    for projection in tree.expressions:
+        aggregate = projection.find(exp.AggFunc)
+        if aggregate is None or any(
+            column.find_ancestor(exp.AggFunc) is None for column in projection.find_all(exp.Column)
+        ):
+            return None
+    flat = tree.copy()
+    flat.set("group", None)
+    flat.set("order", None)  # one row: nothing to order
+    return flat.sql(dialect=dialect)

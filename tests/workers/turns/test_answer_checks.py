@@ -177,6 +177,23 @@ def test_one_figure_asked_and_one_row_per_group_returned_is_a_doubt() -> None:
     assert kinds(verdict("How many orders were placed by city?", per_city, [["Seoul", 2], ["Busan", 1]])) == []
 
 
+def test_a_grouping_of_aggregates_alone_is_offered_without_its_group_by_for_one_figure() -> None:
+    by_month = "SELECT SUM(AMT) AS total FROM MONTHLY GROUP BY SUBSTR(SALES_YM, 1, 6) ORDER BY total"
+    asked = "What was the total sales amount in 2023?"
+    assert verdict(asked, by_month, [[1], [2]]).ungrouped == "SELECT SUM(AMT) AS total FROM MONTHLY"
+    # not where the grouping decides what is counted, nor where the result names the groups or is one row
+    for kept in (
+        "SELECT COUNT(*) FROM ORDERS GROUP BY ORDER_ID HAVING COUNT(*) > 5",
+        "SELECT CITY, SUM(AMOUNT) FROM ORDERS GROUP BY CITY",
+        "SELECT SUM(AMOUNT) + CITY FROM ORDERS GROUP BY CITY",
+        "SELECT SUM(AMOUNT) FROM ORDERS GROUP BY CITY ORDER BY 1 DESC LIMIT 1",
+        "SELECT SUM(AMOUNT) FROM ORDERS GROUP BY CITY UNION SELECT 1",
+    ):
+        assert verdict(asked, kept, [[1], [2]]).ungrouped is None, kept
+    assert verdict(asked, by_month, [[1]]).ungrouped is None
+    assert verdict("What was the total by month?", by_month, [[1], [2]]).ungrouped is None
+
+
 @pytest.mark.parametrize(
     ("question", "one"),
     [

@@ -128,6 +128,25 @@ def test_a_single_total_for_a_breakdown_by_month_is_partial_with_its_doubt(
     assert "one row per month" in sql_prompts(fake_openai)[-1]
 
 
+def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    by_month = f"SELECT SUM(TOT_AMT) AS total FROM ORD_MST WHERE {Y2024} GROUP BY SUBSTR(ORD_DT, 1, 7) ORDER BY 1"
+    fake_openai.script(sql_model(by_month))
+    turn_id = turn_world.submit("What was the total order amount in 2024?", thread="checks ungrouped")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    total = turn_world.erp_scalar(f"SELECT SUM(TOT_AMT) FROM ORD_MST WHERE {Y2024}")
+    assert stored["status"] == "answered", stored
+    first, last = stored["result"]["sql"]
+    assert len(first["rows"]) > 1  # one row per month, as the model wrote it
+    assert last["rows"] == [[total]]
+    assert "GROUP BY" not in last["sql"]
+    assert "the question asks for one figure over all the rows" in stored["answer"]
+    assert len(sql_prompts(fake_openai)) == 1  # no repair call
+
+
 def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_columns(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
