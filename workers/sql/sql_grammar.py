@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from itertools import groupby
 
 from workers.sql.functions import ALLOWED_NAMES, ALLOWED_TYPED
 
@@ -48,8 +49,33 @@ def _literal(text: str) -> str:
 
 
 def _alternatives(words: Iterable[str]) -> str:
-    unique = sorted(dict.fromkeys(w for w in words if w), key=lambda w: (-len(w), w))
-    return " | ".join(_literal(w) for w in unique)
+    """The words as one GBNF expression that writes each shared prefix once ("ORD_" ("DT" | "NO")): llama.cpp keeps
+    one parse stack per alternative that may come next and, whenever a sampled token breaks the grammar, checks the
+    whole vocabulary against every stack. A flat list of a thousand words cost seconds per such check; as a prefix
+    tree it is one stack per distinct first character."""
+    return _branches(sorted({w for w in words if w}))
+
+
+def _branches(words: list[str]) -> str:
+    """`words` (sorted, distinct, non-empty) as alternatives grouped by their first character."""
+    branches = []
+    for _, group in groupby(words, key=lambda w: w[0]):
+        members = list(group)
+        if len(members) == 1:
+            branches.append(_literal(members[0]))
+            continue
+        prefix = _shared_start(members[0], members[-1])  # sorted: the first and last share what all share
+        rest = [m[len(prefix) :] for m in members if len(m) > len(prefix)]
+        optional = "?" if len(rest) < len(members) else ""  # the prefix is itself one of the words
+        branches.append(f"{_literal(prefix)} ({_branches(rest)}){optional}")
+    return " | ".join(branches)
+
+
+def _shared_start(first: str, last: str) -> str:
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
 
 
 def function_names(dialect: str | None) -> list[str]:
@@ -88,22 +114,22 @@ def sql_grammar(tables: Sequence[tuple[str, Sequence[str]]], dialect: str | None
     return "\n".join(
         [
             f'{p} ::= ("SELECT" | "select") (" " {p}-part)+ | ("WITH" | "with") (" " {p}-with-part)+',
-            f"{p}-part ::= {p}-from {p}-source {p}-punct* | {p}-extract | {p}-named",
-            f"{p}-with-part ::= {p}-from ({p}-source | {p}-alias) {p}-punct* | {p}-extract | {p}-named",
+            f"{p}-part ::= {p}-from {p}-source {p}-punct* | {p}-named",
+            f"{p}-with-part ::= {p}-from ({p}-source | {p}-alias) {p}-punct* | {p}-named",
             f'{p}-named ::= ("AS" | "as") " " {p}-free {p}-punct* | {p}-chunk',
             f'{p}-from ::= ({_alternatives(sources)}) " "',
             f'{p}-source ::= "("+ ("SELECT" | "select" | "WITH" | "with") | {p}-table',
-            # EXTRACT(YEAR FROM o.ORD_DT): the one place a column follows FROM
-            f'{p}-extract ::= {p}-punct* ({p}-seg {p}-punct+)* ("EXTRACT" | "extract") "(" {p}-unit " "'
-            f' ("FROM" | "from") " " {p}-seg ({p}-punct+ {p}-seg)* {p}-punct*',
-            f"{p}-unit ::= {_alternatives(units)}",
             f"{p}-chunk ::= {p}-punct* {p}-seg ({p}-punct+ {p}-seg)* {p}-punct* | {p}-punct+",
-            f"{p}-seg ::= {p}-word | {p}-string | {p}-number",
-            f"{p}-word ::= {p}-table | {p}-name | {p}-keyword | {p}-function | {p}-alias",
+            f"{p}-seg ::= {p}-atom | {p}-extract",
+            # EXTRACT(YEAR FROM o.ORD_DT): the one place a column follows FROM
+            f'{p}-extract ::= ("EXTRACT" | "extract") "(" {p}-unit " " ("FROM" | "from") " " {p}-atom',
+            f"{p}-unit ::= {_alternatives(units)}",
+            f"{p}-atom ::= {p}-word | {p}-string | {p}-number",
+            # one prefix tree for every word a chunk may hold, so a word's first character is one stack (see
+            # `_alternatives`); tables also have a tree of their own, for what follows FROM and JOIN
+            f"{p}-word ::= {p}-words | {p}-alias",
+            f"{p}-words ::= {_alternatives([*table_names, *names, *keywords, *functions])}",
             f"{p}-table ::= {_alternatives(table_names)}",
-            f"{p}-name ::= {_alternatives(names)}",
-            f"{p}-keyword ::= {_alternatives(keywords)}",
-            f"{p}-function ::= {_alternatives(functions)}",
             f"{p}-alias ::= {ALIAS}",
             f'{p}-free ::= [A-Za-z_] [A-Za-z0-9_]* | "\\\\\\"" [^"\\\\\\x00-\\x1f]+ "\\\\\\""',
             f"""{p}-string ::= "'" ([^'"\\\\\\x00-\\x1f] | "''")* "'\"""",

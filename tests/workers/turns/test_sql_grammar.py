@@ -3,37 +3,49 @@
 
 from __future__ import annotations
 
-import json
 import re
 
+from tests.gbnf import as_regex, rules
 from workers.models.json_replies import call_grammar
 from workers.models.types import ToolSpec
 from workers.sql.sql_grammar import function_names, sql_grammar
 
 
-def rules(grammar: str) -> dict[str, str]:
-    return dict(line.split(" ::= ", 1) for line in grammar.split("\n"))
-
-
 def test_names_are_the_shown_ones_bare_or_quoted_and_every_rule_it_uses_is_defined() -> None:
-    grammar = rules(sql_grammar([("orders", ["id", "ship city"]), ("lines", ["order_id"])], "sqlite", rule="argument"))
-    names = grammar["argument-name"]
-    assert '"orders"' in grammar["argument-table"]
-    assert '"orders"' not in names  # a table is written only where a table may stand
-    assert '"order_id"' in names
-    assert '"\\\\\\"ship city\\\\\\""' in names  # a name with a space only quoted (a JSON-escaped double quote)
-    assert '"ship city"' not in names
+    text = sql_grammar([("orders", ["id", "ship city"]), ("lines", ["order_id"])], "sqlite", rule="argument")
+    grammar = rules(text)
     used = {word for body in grammar.values() for word in re.findall(r"argument-[a-z-]+", body)}
     assert used <= set(grammar)
     assert grammar["argument"].startswith('("SELECT" | "select") (" " argument-part)+')
+    written = as_regex(text, "argument")
+    assert written.fullmatch("SELECT order_id FROM lines WHERE order_id>1")
+    assert written.fullmatch('SELECT \\"ship city\\" FROM orders')  # quoted: a JSON-escaped double quote
+    assert not written.fullmatch("SELECT ship city FROM orders")  # a name with a space only quoted
+    assert not written.fullmatch("SELECT id FROM order_id")  # a column is not a table
+    assert not written.fullmatch("SELECT ordr_id FROM lines")  # nor a word of its own
 
 
 def test_mysql_names_may_take_backticks_and_functions_follow_the_guard() -> None:
-    names = rules(sql_grammar([("orders", ["ship city"])], "mysql"))["sql-name"]
-    assert '"`ship city`"' in names
+    written = as_regex(sql_grammar([("orders", ["ship city"])], "mysql"))
+    assert written.fullmatch("SELECT `ship city` FROM `orders`")
     assert "strftime" in function_names("sqlite")
     assert "strftime" not in function_names("postgres")
     assert "sleep" not in function_names("mysql")
+    assert not written.fullmatch("SELECT sleep(5) FROM orders")
+
+
+def test_words_sharing_a_prefix_write_it_once_and_keep_every_word() -> None:
+    """llama.cpp checks the vocabulary against one parse stack per alternative that may come next: a word list
+    written as a prefix tree starts one stack per first character, however many names share it."""
+    columns = ["ORD", "ORD_NO", "ORD_DT", "ORD_AMT", "ORD_ST_CD", "ORDER_KIND"]
+    text = sql_grammar([("ORD_MST", columns)], "sqlite")
+    words = rules(text)["sql-words"]
+    assert words.count('"ORD') == 1
+    written = as_regex(text)
+    for column in columns:
+        assert written.fullmatch(f"SELECT {column} FROM ORD_MST"), column
+    for invented in ("OR_NO", "ORD_", "ORD_D", "ORDER_KINDS"):
+        assert not written.fullmatch(f"SELECT {invented} FROM ORD_MST"), invented
 
 
 def test_the_reply_grammar_calls_the_one_tool_or_gives_the_answer() -> None:
@@ -49,37 +61,6 @@ def test_the_reply_grammar_calls_the_one_tool_or_gives_the_answer() -> None:
     plain = ToolSpec("search_tables", "Search.", {})
     assert call_grammar([plain], answer=False) is None
     assert call_grammar([spec, plain], answer=False) is None  # a choice of tools keeps the JSON schema
-
-
-_TOKEN = re.compile(r'\s+|"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|[a-z][a-z0-9-]*|[()|?*+]')
-
-
-def as_regex(grammar: str, rule: str = "sql") -> re.Pattern[str]:
-    """The grammar as one regular expression (its rules refer to each other without recursion): literals, character
-    classes, groups, alternatives and repetition, as llama.cpp reads them."""
-    bodies = rules(grammar)
-    done: dict[str, str] = {}
-
-    def expand(name: str) -> str:
-        if name not in done:
-            parts = []
-            for token in _TOKEN.findall(bodies[name]):
-                if token.isspace():
-                    continue
-                if token.startswith('"'):
-                    parts.append(re.escape(json.loads(token)))
-                elif token.startswith("["):
-                    parts.append(token)
-                elif token == "(":
-                    parts.append("(?:")
-                elif token in ")|?*+":
-                    parts.append(token)
-                else:
-                    parts.append(f"(?:{expand(token)})")
-            done[name] = "".join(parts)
-        return done[name]
-
-    return re.compile(expand(rule))
 
 
 def test_after_from_and_join_only_shown_tables_or_a_subquery() -> None:
