@@ -211,6 +211,34 @@ def test_a_searchs_rankings_notes_and_values_come_in_one_statement_as_each_alone
     assert together.values == search_batch.rankings(session, RankingQuery(sources, 0, values=("'ledger'", 50))).values
 
 
+def test_searches_of_one_shape_send_one_statement_text_with_their_values_as_parameters(
+    session: Session, catalog: dict[str, Any]
+) -> None:
+    """A search's statements are built once per shape (how many texts and vectors, which rankings): the driver sends
+    the same text each time, which PostgreSQL prepares, and the values still decide the hits."""
+    sources = catalog["sources"]
+    rng = catalog["rng"]
+    asked = [
+        RankingQuery(sources, 8, True, ["invoice | ledger"], [_unit(rng)], [], values=("'ledger'", 50)),
+        RankingQuery(sources[:1], 8, True, ["stock"], [_unit(rng)], [], values=("'stock'", 50)),
+    ]
+    search_stats.search_stats(session)  # read once per transaction, before the statements counted here
+    with statements(session) as sent:
+        found = [search_batch.rankings(session, query) for query in asked]
+        vectors = [_unit(rng), _unit(rng)]
+        nearest = [queries.semantic_hits(session, vector, sources, 5) for vector in vectors]
+    assert len(sent) == 4
+    assert sent[0] == sent[1]
+    assert sent[2] == sent[3]
+    assert found[0].keyword != found[1].keyword
+    assert found[1].keyword == keyword_hits_of(session, ["stock"], sources[:1], 8, bm25=True)
+    assert all(catalog["owner"][h.table_id] == sources[0] for h in found[1].keyword[0])
+    for vector, hits in zip(vectors, nearest, strict=True):
+        assert [(h.table_id, round(h.score, 6)) for h in hits] == [
+            (t, round(score, 6)) for t, score in brute_force(catalog, vector, sources)[:5]
+        ]
+
+
 def test_keyword_hits_leave_out_invisible_tables_and_other_sources(session: Session, catalog: dict[str, Any]) -> None:
     first = catalog["sources"][0]
     hits = keyword_hits_of(session, ["payment"], [first], 50)[0]

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Float, Integer, bindparam, text
+from sqlalchemy import Float, Integer, Text, bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 #: The usual Okapi constants (Robertson and Zaragoza): term-frequency saturation and length normalisation.
 K1 = 1.2
@@ -75,9 +76,20 @@ def plain_words(query: str) -> str:
     return " ".join(part.strip().strip("'") for part in query.split("|"))
 
 
-def ranked_statement(query: str, source_ids: Sequence[int], limit: int) -> Any:
+def ranked_statement(query: Any, source_ids: Any, limit: Any) -> Any:
     """(table_id, score) of the visible tables of the sources with a chunk that matches `query` (a to_tsquery
-    expression), best BM25 score of their chunks first; a subquery-able statement with parameters of its own."""
+    expression), best BM25 score of their chunks first; a subquery-able statement with parameters of its own.
+
+    `query` may instead be a bind parameter named `query_<n>` of a statement built once and run with its values
+    (`search_batch.rankings`): its words are then the parameter `plain_<n>` (`plain_words` of the query), and
+    `source_ids` and `limit` are bind parameters too."""
+    if isinstance(query, BindParameter):
+        words = bindparam(query.key.replace("query_", "plain_", 1), type_=Text)
+        names = {":query": query.key, ":plain": words.key, ":sources": source_ids.key, ":limit": limit.key}
+        sql = _STORED
+        for name, key in names.items():
+            sql = sql.replace(name, f":{key}")
+        return text(sql).bindparams(query, words, source_ids, limit).columns(table_id=Integer, score=Float)
     return (
         text(_STORED)
         .bindparams(

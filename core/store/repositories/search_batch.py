@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ARRAY, Integer, Text, cast, func, literal, null, select, union, union_all
+from sqlalchemy import ARRAY, Float, Integer, Text, bindparam, cast, func, literal, null, select, union, union_all
 from sqlalchemy.orm import Session
 
 from core.access.users import UserRef
-from core.store.models import SearchChunk
+from core.store.models import Note, SearchChunk
+from core.store.repositories.bm25 import plain_words
 from core.store.repositories.search_queries import (
     Hit,
     NoteHit,
@@ -95,14 +97,84 @@ def _row(kind: str, part: Any, table_id: Any, score: Any, source_id: Any, key: A
     )
 
 
-def _statement(query: RankingQuery) -> Any:
+@dataclass(frozen=True)
+class _Shape:
+    """What decides a ranking statement's text; its values are bind parameters (`_values`). A process builds each
+    shape once (`_statement`): a search pays neither for building nor for compiling it, and the driver sends one
+    text per shape, which PostgreSQL prepares after a few runs."""
+
+    words: int
+    among: int
+    limit: int
+    bm25: bool
+    multilingual: bool
+    notes: tuple[bool, bool, int] | None  # (by words too, for a viewer, how many)
+    values: int | None  # how many
+    fast: bool
+
+
+def _shape(query: RankingQuery) -> _Shape:
+    searched = bool(query.source_ids)
+    among = len(query.among_vectors) if query.among_tables or (query.word_queries and searched) else 0
+    n = query.notes
+    return _Shape(
+        len(query.word_queries) if searched else 0,
+        among,
+        query.limit,
+        query.bm25,
+        query.multilingual,
+        (bool(n.query), n.viewer is not None, n.limit) if n is not None and searched else None,
+        query.values[1] if query.values is not None and searched else None,
+        query.fast is not None and bool(query.fast[1]),
+    )
+
+
+def _values(query: RankingQuery, shape: _Shape) -> dict[str, Any]:
+    """The bind parameters of `_statement(shape)` for `query`."""
+    found: dict[str, Any] = {"sources": list(query.source_ids)}
+    for index, text in enumerate(query.word_queries[: shape.words]):
+        found[f"query_{index}"] = text
+        found[f"plain_{index}"] = plain_words(text)
+    found |= {f"among_{index}": vector for index, vector in enumerate(query.among_vectors[: shape.among])}
+    found["among_tables"] = list(query.among_tables)
+    if shape.notes is not None and query.notes is not None:
+        n = query.notes
+        platform, user_id = n.viewer if n.viewer is not None else (None, None)
+        found |= {
+            "note_query": n.query,
+            "note_vector": n.vector,
+            "note_platform": platform,
+            "note_user": user_id,
+            "note_similarity": n.min_similarity,
+        }
+    if shape.values is not None and query.values is not None:
+        found["value_query"] = query.values[0]
+    if shape.fast and query.fast is not None:
+        found |= {"fast_vector": query.fast[0], "fast_sources": list(query.fast[1])}
+    return found
+
+
+def _ints(name: str) -> Any:
+    return bindparam(name, type_=ARRAY(Integer))
+
+
+def _count(name: str, value: int) -> Any:
+    """A LIMIT written into the statement's text: a prepared statement's generic plan would otherwise guess it."""
+    return bindparam(name, value, type_=Integer, literal_execute=True)
+
+
+@lru_cache(maxsize=512)
+def _statement(shape: _Shape) -> Any:
+    sources, limit = _ints("sources"), _count("limit", shape.limit)
     branches = []
     found_by_words = None
-    if query.word_queries and query.source_ids:
+    if shape.words:
         words = [
             select(literal(index).label("part"), ranked.c.table_id, ranked.c.rank)
-            for index, text in enumerate(query.word_queries)
-            for ranked in [keyword_statement(text, query.source_ids, query.limit, query.bm25).subquery()]
+            for index in range(shape.words)
+            for ranked in [
+                keyword_statement(bindparam(f"query_{index}", type_=Text), sources, limit, shape.bm25).subquery()
+            ]
         ]
         found_by_words = (words[0] if len(words) == 1 else union_all(*words)).cte("found_by_words")
         branches.append(
@@ -119,12 +191,13 @@ def _statement(query: RankingQuery) -> Any:
                 )
             )
         )
-    if query.among_vectors and (query.among_tables or found_by_words is not None):
-        given = select(func.unnest(literal(list(query.among_tables), ARRAY(Integer))).label("table_id"))
+    if shape.among:
+        given = select(func.unnest(_ints("among_tables")).label("table_id"))
         tables = given if found_by_words is None else union(given, select(found_by_words.c.table_id))
         among = tables.cte("among_tables")
-        column = chunk_vectors(query.multilingual)
-        for index, vector in enumerate(query.among_vectors):
+        column = chunk_vectors(shape.multilingual)
+        for index in range(shape.among):
+            vector = bindparam(f"among_{index}", type_=column.type)
             distance = func.min(column.cosine_distance(vector) + literal(0.0))
             branches.append(
                 select(*_row(_AMONG, index, SearchChunk.table_id, distance, SearchChunk.source_id, 0, null(), null()))
@@ -132,14 +205,22 @@ def _statement(query: RankingQuery) -> Any:
                 .where(column.is_not(None))
                 .group_by(SearchChunk.table_id, SearchChunk.source_id)
             )
-    if query.notes is not None and query.source_ids:
-        n = query.notes
-        notes = note_statement(n.query, n.vector, query.source_ids, n.viewer, n.limit, n.min_similarity).subquery()
+    if shape.notes is not None:
+        by_words, for_viewer, how_many = shape.notes
+        notes = note_statement(
+            bindparam("note_query", type_=Text) if by_words else None,
+            bindparam("note_vector", type_=Note.embedding.type),
+            sources,
+            (bindparam("note_platform", type_=Text), bindparam("note_user", type_=Text)) if for_viewer else None,
+            _count("note_limit", how_many),
+            bindparam("note_similarity", type_=Float),
+        ).subquery()
         branches.append(
             select(*_row(_NOTE, notes.c.part, notes.c.table_id, notes.c.score, 0, notes.c.id, notes.c.text, null()))
         )
-    if query.values is not None and query.source_ids:
-        values = value_statement(query.values[0], query.source_ids, query.values[1]).subquery()
+    if shape.values is not None:
+        values = value_statement(bindparam("value_query", type_=Text), sources, _count("value_limit", shape.values))
+        values = values.subquery()
         branches.append(
             select(
                 *_row(
@@ -154,8 +235,9 @@ def _statement(query: RankingQuery) -> Any:
                 )
             )
         )
-    if query.fast is not None and query.fast[1]:
-        fast = fast_statement(query.fast[0], query.fast[1], query.limit).subquery()
+    if shape.fast:
+        vector = bindparam("fast_vector", type_=SearchChunk.fast_embedding.type)
+        fast = fast_statement(vector, _ints("fast_sources"), limit).subquery()
         branches.append(select(*_row(_FAST, 0, fast.c.table_id, fast.c.distance, fast.c.source_id, 0, null(), null())))
     if not branches:
         return None
@@ -165,12 +247,14 @@ def _statement(query: RankingQuery) -> Any:
 def rankings(session: Session, query: RankingQuery) -> RankingRows:
     """The rankings `query` asks for, in one statement (none when it asks for nothing)."""
     found = RankingRows([[] for _ in query.word_queries], [[] for _ in query.among_vectors], [], [])
-    statement = _statement(query)
+    shape = _shape(query)
+    statement = _statement(shape)
     if statement is None:
         return found
     notes: list[tuple[int, float, NoteHit]] = []
     values: list[tuple[float, int, ValueHit]] = []
-    for kind, part, table_id, score, source_id, key, first, second in session.execute(statement).all():
+    rows = session.execute(statement, _values(query, shape)).all()
+    for kind, part, table_id, score, source_id, key, first, second in rows:
         value = float(score)
         if kind == _KEYWORD:
             found.keyword[part].append(Hit(table_id, value))

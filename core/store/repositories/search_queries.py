@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ARRAY, Integer, any_, func, literal, select, text, union_all
+from sqlalchemy import ARRAY, Integer, any_, bindparam, func, literal, select, text, union_all
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from core.access.users import UserRef
 from core.store.models import Note, NoteTable, SearchChunk, SourceTable
@@ -52,12 +53,19 @@ class NoteHit:
     text: str
 
 
-def _ids(source_ids: Sequence[int]) -> ColumnElement[Any]:
+#: Ids of sources: a list, or the parameter of a statement built once and run with its values
+#: (`search_batch.rankings`).
+Ids = Sequence[int] | BindParameter[Any]
+
+
+def _ids(source_ids: Ids) -> ColumnElement[Any]:
     """`= ANY(array)`: one statement text (and so one prepared statement) whatever the number of ids."""
+    if isinstance(source_ids, BindParameter):
+        return any_(source_ids)
     return any_(literal(list(source_ids), ARRAY(Integer)))
 
 
-def _visible_table_ids(source_ids: Sequence[int]) -> Any:
+def _visible_table_ids(source_ids: Ids) -> Any:
     """The visible tables of the sources (answered by the partial index ix_source_tables_visible alone)."""
     return select(SourceTable.id).where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
 
@@ -77,18 +85,24 @@ def has_multilingual(session: Session, source_ids: Sequence[int]) -> bool:
     return found is not None
 
 
-def _exact_semantic(vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False) -> Any:
-    return _exact_scan(chunk_vectors(multilingual), vector, source_ids, limit)
+def _semantic_plan(
+    session: Session, vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False
+) -> Any:
+    """`_semantic_statement` with its values in it, to be read inside another statement (`hybrid_hits`)."""
+    fetch = _fetch(session, source_ids, multilingual)
+    if fetch is None:
+        return _exact_scan(chunk_vectors(multilingual), vector, source_ids, limit)
+    return _indexed_semantic(vector, source_ids, limit, fetch)
 
 
-def fast_statement(vector: list[float], source_ids: Sequence[int], limit: int) -> Any:
+def fast_statement(vector: Any, source_ids: Ids, limit: Any) -> Any:
     """(table_id, distance, source_id) best first: the tables by their nearest chunk in the fast space, among the
     chunks still waiting for their vector (search.refinement), by an exact scan (`search_batch.rankings` reads it
     with a search's other rankings)."""
     return _exact_scan(SearchChunk.fast_embedding, vector, source_ids, limit, SearchChunk.embedding.is_(None))
 
 
-def _exact_scan(column: Any, vector: list[float], source_ids: Sequence[int], limit: int, *where: Any) -> Any:
+def _exact_scan(column: Any, vector: Any, source_ids: Ids, limit: Any, *where: Any) -> Any:
     # `+ 0` keeps the planner off the HNSW index: for a small filtered set the exact scan is complete. The distances
     # are computed below an OFFSET 0 fence, so grouping sorts (table, distance) pairs and not the vectors themselves
     # (which at a few thousand chunks spilled the sort to disk and doubled the scan's time).
@@ -116,7 +130,7 @@ def _exact_scan(column: Any, vector: list[float], source_ids: Sequence[int], lim
     )
 
 
-def _indexed_semantic(vector: list[float], source_ids: Sequence[int], limit: int, fetch: int) -> Any:
+def _indexed_semantic(vector: Any, source_ids: Ids, limit: Any, fetch: Any) -> Any:
     # The index answers "nearest N chunks" only when the ordering is the whole query; the source and visibility
     # filters apply to that over-fetched set afterwards.
     distance = SearchChunk.embedding.cosine_distance(vector)
@@ -137,21 +151,41 @@ def _indexed_semantic(vector: list[float], source_ids: Sequence[int], limit: int
     )
 
 
-def _semantic_statement(
-    session: Session, vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False
-) -> Any:
-    """The plan for the size: an exact scan over few chunks, else the HNSW index asked for enough chunks that
-    about as many of the searched databases' chunks survive the filter as if every chunk could match. The
-    multilingual vectors have no index: always an exact scan."""
+def _count(name: str, value: int) -> Any:
+    """A LIMIT written into the statement's text: a prepared statement's generic plan would otherwise guess it."""
+    return bindparam(name, value, type_=Integer, literal_execute=True)
+
+
+@lru_cache(maxsize=256)
+def _semantic_shape(multilingual: bool, limit: int, fetch: int | None) -> Any:
+    """The nearest-chunk statement of a plan, built once per process; its vector and sources are bind parameters
+    (`vector`, `sources`), so a search neither builds nor compiles it, and PostgreSQL prepares it after a few runs.
+    `fetch`: the chunks asked of the HNSW index; None for an exact scan."""
+    column = chunk_vectors(multilingual)
+    vector, sources = bindparam("vector", type_=column.type), bindparam("sources", type_=ARRAY(Integer))
+    if fetch is None:
+        return _exact_scan(column, vector, sources, _count("limit", limit))
+    return _indexed_semantic(vector, sources, _count("limit", limit), _count("fetch", fetch))
+
+
+def _fetch(session: Session, source_ids: Sequence[int], multilingual: bool) -> int | None:
+    """The plan for the size: None for an exact scan over few chunks, else how many chunks to ask the HNSW index
+    for (set as the transaction's ef_search): enough that about as many of the searched databases' chunks survive
+    the filter as if every chunk could match. The multilingual vectors have no index: always an exact scan."""
     if multilingual:
-        return _exact_semantic(vector, source_ids, limit, multilingual=True)
+        return None
     stats = search_stats(session)
     searched = stats.searched(source_ids)
     if searched <= EXACT_SCAN_MAX_CHUNKS:
-        return _exact_semantic(vector, source_ids, limit)
+        return None
     fetch = ef_search_for(stats.total, searched)
     set_ef_search(session, fetch)
-    return _indexed_semantic(vector, source_ids, limit, fetch)
+    return fetch
+
+
+def _semantic_statement(session: Session, source_ids: Sequence[int], limit: int, multilingual: bool = False) -> Any:
+    """The nearest-chunk statement of the plan for the size (`_fetch`), run with `{"vector": …, "sources": …}`."""
+    return _semantic_shape(multilingual, limit, _fetch(session, source_ids, multilingual))
 
 
 def semantic_hits(
@@ -160,13 +194,15 @@ def semantic_hits(
     """Tables by their nearest chunk (cosine), best first: `limit` tables, however many chunks each has."""
     if not source_ids:
         return []
-    stmt = _semantic_statement(session, vector, source_ids, limit, multilingual)
-    return [Hit(t, 1.0 - float(d), s) for t, d, s in session.execute(stmt).all()]
+    stmt = _semantic_statement(session, source_ids, limit, multilingual)
+    rows = session.execute(stmt, {"vector": vector, "sources": list(source_ids)}).all()
+    return [Hit(t, 1.0 - float(d), s) for t, d, s in rows]
 
 
-def keyword_statement(query: str, source_ids: Sequence[int], limit: int, bm25: bool = False) -> Any:
+def keyword_statement(query: Any, source_ids: Ids, limit: Any, bm25: bool = False) -> Any:
     """(table_id, rank) best first: each table's best chunk by BM25 (`core.store.repositories.bm25`) or by
-    `ts_rank_cd`."""
+    `ts_rank_cd`. `query` is a to_tsquery expression, or the bind parameter of one (then `source_ids` and `limit`
+    are parameters too, and BM25 reads its words from the parameter of the same name with `plain_` for `query_`)."""
     if bm25:
         ranked = bm25_ranking.ranked_statement(query, source_ids, limit).subquery()
         return select(ranked.c.table_id, ranked.c.score.label("rank"))
@@ -201,7 +237,7 @@ def hybrid_hits(
         return [], []
     parts = []
     if vector is not None:
-        semantic = _semantic_statement(session, vector, source_ids, limit, multilingual).subquery()
+        semantic = _semantic_plan(session, vector, source_ids, limit, multilingual).subquery()
         parts.append(select(literal("s").label("kind"), semantic.c.table_id, semantic.c.distance, semantic.c.source_id))
     if query:
         keyword = keyword_statement(query, source_ids, limit, bm25).subquery()
@@ -221,12 +257,12 @@ def hybrid_hits(
 
 
 def note_statement(
-    query: str | None,
-    vector: list[float],
-    source_ids: Sequence[int],
-    viewer: UserRef | None,
-    limit: int,
-    min_similarity: float,
+    query: Any,
+    vector: Any,
+    source_ids: Ids,
+    viewer: UserRef | tuple[Any, Any] | None,
+    limit: Any,
+    min_similarity: Any,
 ) -> Any:
     """(id, table_id, text, score, part) of the notes that match the question by words (part 0, scored 1 + rank)
     or by meaning (part 1), with the tables they are attached to, each part best first
@@ -240,7 +276,7 @@ def note_statement(
         .where(visible_notes(platform, user_id))
     )
     parts = []
-    if query:
+    if isinstance(query, BindParameter) or query:
         tsquery = func.to_tsquery("simple", query)
         rank = 1.0 + func.ts_rank_cd(Note.tsv, tsquery, 1)
         words = base.add_columns(rank.label("score"), literal(0).label("part")).where(Note.tsv.op("@@")(tsquery))

@@ -15,6 +15,11 @@ from core.access.users import UserRef
 from core.store.models import Note, NoteTable, Source, SourceTable, TableColumn
 
 
+def _any(ids: Sequence[int]) -> Any:
+    """`= ANY(array)`: one statement text whatever the number of ids (an IN list is a text per length)."""
+    return any_(literal(list(ids), ARRAY(Integer)))
+
+
 def visible_notes(platform: str | None, user_id: str | None) -> Any:
     """The condition on `Note` for the notes a viewer may read: the shared ones, and their own private ones (no
     private ones without a viewer, `platform` None)."""
@@ -57,7 +62,7 @@ def tables_and_column_names(
     )
     stmt = (
         select(SourceTable, case((SourceTable.id == any_(wanted), names), else_=None))
-        .where(SourceTable.id.in_(table_ids))
+        .where(SourceTable.id == _any(table_ids))
         .options(defer(SourceTable.card))
     )
     rows: dict[int, SourceTable] = {}
@@ -87,7 +92,9 @@ def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Seq
     wanted = [t for t in dict.fromkeys(table_ids) if t in rows and "card" in sa_inspect(rows[t]).unloaded]
     if not wanted:
         return
-    for table_id, card in session.execute(select(SourceTable.id, SourceTable.card).where(SourceTable.id.in_(wanted))):
+    for table_id, card in session.execute(
+        select(SourceTable.id, SourceTable.card).where(SourceTable.id == _any(wanted))
+    ):
         set_committed_value(rows[table_id], "card", card)
 
 
