@@ -13,7 +13,9 @@ statement, its result and the cards of the tables it reads, so it holds for any 
 - **date**: a date column compared with one day when the question names no day ("the December 2023 snapshot"),
   and a date function on a column that holds no dates (`workers.turns.date_use`);
 - **copy**: a copy (backup, snapshot, staging, draft) read without the question itself asking for it, whatever the
-  thread said before.
+  thread said before;
+- **join**: a join condition that compares a column with itself, or one that matches part of a key both tables
+  hold (`workers.turns.join_checks`).
 A rewrite is applied without a model call; a doubt goes to one repair call as a hint, and when it remains, to the
 user as one plain line (`Doubt.say`).
 """
@@ -33,6 +35,7 @@ from workers.tools.base import SqlRecord
 from workers.tools.copy_rule import mentions
 from workers.turns.code_meanings import meaning_words, meant_codes, named_share, words
 from workers.turns.date_use import DAY_LITERAL, Resolve, day_problems, undated_problems
+from workers.turns.join_checks import join_problems
 from workers.turns.question_shape import shape_problems, ungrouped
 from workers.turns.value_linking import LinkedValue, has_hangul, held_match
 
@@ -50,7 +53,7 @@ class Doubt:
     `table`: a table of the database the repair needs in its schema (the live table of a copy, the table holding
     the value the question named)."""
 
-    kind: str  # "shape", "code", "value", "date", "copy"
+    kind: str  # "shape", "code", "value", "date", "copy", "join"
     say: str
     hint: str
     table: str = ""
@@ -129,6 +132,7 @@ def check(
     verdict.doubts += [Doubt("shape", say, hint) for say, hint in shape_problems(question, tree, record)]
     verdict.ungrouped = ungrouped(question, tree, record, dialect)
     verdict.doubts += copy_doubts(question, tree, cards)
+    verdict.doubts += [Doubt("join", say, hint) for say, hint in join_problems(tree, cards)]
     found = filters(tree, cards)
     code_verdict = code_doubts(question, found, cards, linked)
     verdict.doubts += code_verdict.doubts

@@ -1,0 +1,97 @@
+"""Checks of a statement's joins against the cards of the tables it reads (`workers.turns.answer_checks`).
+
+A join that runs can still match each row with many: a small model joins a line table to a return table on the order
+number alone although both hold the line number too, or writes `T1.WH_CD = T1.WH_CD`, a condition that links the
+joined table to nothing. Either way every count and sum after it grows, and the result looks like any other. Two
+checks, from the statement and the cards alone:
+- **self**: a join condition that compares a column with itself;
+- **partial key**: a join that equates some columns of one table's primary key with the same-named columns of the
+  other table, while the other table also holds the rest of that key by name.
+Each gives the user's line (`say`) and the repair call's hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+
+def _key(card: dict[str, Any]) -> list[str]:
+    """The table's primary key columns in upper case, from the card's key or its columns marked primary."""
+    named = card.get("primary_key") or [c.get("name") for c in card.get("columns") or [] if c.get("key") == "primary"]
+    return [str(n).upper() for n in named if n]
+
+
+def _columns(card: dict[str, Any]) -> set[str]:
+    return {str(c.get("name")).upper() for c in card.get("columns") or [] if c.get("name")}
+
+
+def _owner(column: exp.Column, aliases: dict[str, str], cards: dict[str, dict[str, Any]]) -> str | None:
+    """The table (upper case) a column of the condition belongs to: by its qualifier, or the one table read that
+    has a column of that name."""
+    if column.table:
+        return aliases.get(column.table.upper())
+    holders = [t for t in dict.fromkeys(aliases.values()) if column.name.upper() in _columns(cards.get(t) or {})]
+    return holders[0] if len(holders) == 1 else None
+
+
+def _written(column: exp.Column) -> str:
+    return f"{column.table}.{column.name}" if column.table else column.name
+
+
+def join_problems(tree: exp.Expr, cards: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """(say, hint) for each join of `tree` that compares a column with itself or leaves out part of a shared key;
+    `cards`: the cards of the tables the statement could read, by upper-case name."""
+    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
+    problems: list[tuple[str, str]] = []
+    for join in tree.find_all(exp.Join):
+        condition = join.args.get("on")
+        if not isinstance(condition, exp.Expr):
+            continue
+        equated: dict[tuple[str, str], set[str]] = {}
+        for equal in condition.find_all(exp.EQ):
+            left, right = equal.left, equal.right
+            if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+                continue
+            tables = _owner(left, aliases, cards), _owner(right, aliases, cards)
+            if left.name.upper() == right.name.upper() and left.table.upper() == right.table.upper():
+                problems.append(_self(_written(left)))
+            elif tables[0] and tables[1] and tables[0] != tables[1] and left.name.upper() == right.name.upper():
+                pair = (min(tables[0], tables[1]), max(tables[0], tables[1]))
+                equated.setdefault(pair, set()).add(left.name.upper())
+        for (first, second), names in equated.items():
+            problems += _partial(first, second, names, cards)
+    return list(dict.fromkeys(problems))
+
+
+def _self(column: str) -> tuple[str, str]:
+    return (
+        f"The join compares {column} with itself, so it links the tables by nothing and rows may be counted more "
+        "than once.",
+        f"The join condition {column} = {column} compares a column with itself: join the tables on the columns "
+        "they share.",
+    )
+
+
+def _partial(first: str, second: str, names: set[str], cards: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    found = []
+    for table, other in ((first, second), (second, first)):
+        key = _key(cards.get(table) or {})
+        missing = [k for k in key if k not in names]
+        if len(key) < 2 or not missing or not names & set(key):
+            continue
+        if not set(missing) <= _columns(cards.get(other) or {}):
+            continue
+        found.append(_partial_line(table, other, sorted(names & set(key)), missing))
+    return found
+
+
+def _partial_line(table: str, other: str, used: Sequence[str], missing: Sequence[str]) -> tuple[str, str]:
+    left, rest = ", ".join(used), ", ".join(missing)
+    return (
+        f"I joined {table} and {other} on {left} only; both also have {rest}, so rows may be counted more than once.",
+        f"The join of {table} and {other} matches {left} but not {rest}, which both tables have and {table}'s key "
+        "includes: join on all of them.",
+    )
