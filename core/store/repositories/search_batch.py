@@ -32,6 +32,7 @@ from core.store.repositories.search_queries import (
     keyword_statement,
     note_statement,
 )
+from core.store.repositories.search_rows import written_count
 from core.store.repositories.search_values import ValueHit, value_statement
 
 _KEYWORD, _AMONG, _NOTE, _VALUE, _FAST = "k", "m", "n", "v", "f"
@@ -158,14 +159,9 @@ def _ints(name: str) -> Any:
     return bindparam(name, type_=ARRAY(Integer))
 
 
-def _count(name: str, value: int) -> Any:
-    """A LIMIT written into the statement's text: a prepared statement's generic plan would otherwise guess it."""
-    return bindparam(name, value, type_=Integer, literal_execute=True)
-
-
 @lru_cache(maxsize=512)
 def _statement(shape: _Shape) -> Any:
-    sources, limit = _ints("sources"), _count("limit", shape.limit)
+    sources, limit = _ints("sources"), written_count("limit", shape.limit)
     branches = []
     found_by_words = None
     if shape.words:
@@ -212,15 +208,15 @@ def _statement(shape: _Shape) -> Any:
             bindparam("note_vector", type_=Note.embedding.type),
             sources,
             (bindparam("note_platform", type_=Text), bindparam("note_user", type_=Text)) if for_viewer else None,
-            _count("note_limit", how_many),
+            written_count("note_limit", how_many),
             bindparam("note_similarity", type_=Float),
         ).subquery()
         branches.append(
             select(*_row(_NOTE, notes.c.part, notes.c.table_id, notes.c.score, 0, notes.c.id, notes.c.text, null()))
         )
     if shape.values is not None:
-        values = value_statement(bindparam("value_query", type_=Text), sources, _count("value_limit", shape.values))
-        values = values.subquery()
+        how_many = written_count("value_limit", shape.values)
+        values = value_statement(bindparam("value_query", type_=Text), sources, how_many).subquery()
         branches.append(
             select(
                 *_row(

@@ -13,18 +13,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ARRAY, Integer, any_, bindparam, func, literal, select, text, union_all
+from sqlalchemy import ARRAY, Integer, bindparam, func, literal, select, text, union_all
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import BindParameter, ColumnElement
+from sqlalchemy.sql.elements import BindParameter
 
 from core.access.users import UserRef
 from core.store.models import Note, NoteTable, SearchChunk, SourceTable
 from core.store.repositories import bm25 as bm25_ranking
+from core.store.repositories.search_rows import Ids, any_id, visible_notes, written_count
 from core.store.repositories.search_rows import load_cards as load_cards
 from core.store.repositories.search_rows import notes_for as notes_for
 from core.store.repositories.search_rows import sources as sources
 from core.store.repositories.search_rows import tables as tables
-from core.store.repositories.search_rows import visible_notes
 from core.store.repositories.search_stats import HNSW_EF_SEARCH as HNSW_EF_SEARCH
 from core.store.repositories.search_stats import HNSW_EF_SEARCH_MAX as HNSW_EF_SEARCH_MAX
 from core.store.repositories.search_stats import chunk_count as chunk_count
@@ -53,21 +53,9 @@ class NoteHit:
     text: str
 
 
-#: Ids of sources: a list, or the parameter of a statement built once and run with its values
-#: (`search_batch.rankings`).
-Ids = Sequence[int] | BindParameter[Any]
-
-
-def _ids(source_ids: Ids) -> ColumnElement[Any]:
-    """`= ANY(array)`: one statement text (and so one prepared statement) whatever the number of ids."""
-    if isinstance(source_ids, BindParameter):
-        return any_(source_ids)
-    return any_(literal(list(source_ids), ARRAY(Integer)))
-
-
 def _visible_table_ids(source_ids: Ids) -> Any:
     """The visible tables of the sources (answered by the partial index ix_source_tables_visible alone)."""
-    return select(SourceTable.id).where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
+    return select(SourceTable.id).where(SourceTable.source_id == any_id(source_ids), SourceTable.visible)
 
 
 def chunk_vectors(multilingual: bool) -> Any:
@@ -79,20 +67,10 @@ def has_multilingual(session: Session, source_ids: Sequence[int]) -> bool:
     """Do any of the sources' chunks have a multilingual vector yet?"""
     found = session.execute(
         select(SearchChunk.id)
-        .where(SearchChunk.source_id == _ids(source_ids), SearchChunk.ml_embedding.is_not(None))
+        .where(SearchChunk.source_id == any_id(source_ids), SearchChunk.ml_embedding.is_not(None))
         .limit(1)
     ).first()
     return found is not None
-
-
-def _semantic_plan(
-    session: Session, vector: list[float], source_ids: Sequence[int], limit: int, multilingual: bool = False
-) -> Any:
-    """`_semantic_statement` with its values in it, to be read inside another statement (`hybrid_hits`)."""
-    fetch = _fetch(session, source_ids, multilingual)
-    if fetch is None:
-        return _exact_scan(chunk_vectors(multilingual), vector, source_ids, limit)
-    return _indexed_semantic(vector, source_ids, limit, fetch)
 
 
 def fast_statement(vector: Any, source_ids: Ids, limit: Any) -> Any:
@@ -113,7 +91,7 @@ def _exact_scan(column: Any, vector: Any, source_ids: Ids, limit: Any, *where: A
             (column.cosine_distance(vector) + literal(0.0)).label("distance"),
         )
         .where(
-            SearchChunk.source_id == _ids(source_ids),
+            SearchChunk.source_id == any_id(source_ids),
             SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
             column.is_not(None),
             *where,
@@ -144,16 +122,11 @@ def _indexed_semantic(vector: Any, source_ids: Ids, limit: Any, fetch: Any) -> A
     return (
         select(nearest.c.table_id, closest.label("distance"), SourceTable.source_id)
         .join(SourceTable, SourceTable.id == nearest.c.table_id)
-        .where(SourceTable.source_id == _ids(source_ids), SourceTable.visible)
+        .where(SourceTable.source_id == any_id(source_ids), SourceTable.visible)
         .group_by(nearest.c.table_id, SourceTable.source_id)
         .order_by(closest, nearest.c.table_id)
         .limit(limit)
     )
-
-
-def _count(name: str, value: int) -> Any:
-    """A LIMIT written into the statement's text: a prepared statement's generic plan would otherwise guess it."""
-    return bindparam(name, value, type_=Integer, literal_execute=True)
 
 
 @lru_cache(maxsize=256)
@@ -164,8 +137,8 @@ def _semantic_shape(multilingual: bool, limit: int, fetch: int | None) -> Any:
     column = chunk_vectors(multilingual)
     vector, sources = bindparam("vector", type_=column.type), bindparam("sources", type_=ARRAY(Integer))
     if fetch is None:
-        return _exact_scan(column, vector, sources, _count("limit", limit))
-    return _indexed_semantic(vector, sources, _count("limit", limit), _count("fetch", fetch))
+        return _exact_scan(column, vector, sources, written_count("limit", limit))
+    return _indexed_semantic(vector, sources, written_count("limit", limit), written_count("fetch", fetch))
 
 
 def _fetch(session: Session, source_ids: Sequence[int], multilingual: bool) -> int | None:
@@ -212,7 +185,7 @@ def keyword_statement(query: Any, source_ids: Ids, limit: Any, bm25: bool = Fals
     return (
         select(SearchChunk.table_id, best.label("rank"))
         .where(
-            SearchChunk.source_id == _ids(source_ids),
+            SearchChunk.source_id == any_id(source_ids),
             SearchChunk.table_id.in_(_visible_table_ids(source_ids)),
             SearchChunk.tsv.op("@@")(tsquery),
         )
@@ -236,8 +209,8 @@ def hybrid_hits(
     if not source_ids or (vector is None and not query):
         return [], []
     parts = []
-    if vector is not None:
-        semantic = _semantic_plan(session, vector, source_ids, limit, multilingual).subquery()
+    if vector is not None:  # the nearest-chunk statement of `semantic_hits`, its vector and sources as parameters
+        semantic = _semantic_statement(session, source_ids, limit, multilingual).subquery()
         parts.append(select(literal("s").label("kind"), semantic.c.table_id, semantic.c.distance, semantic.c.source_id))
     if query:
         keyword = keyword_statement(query, source_ids, limit, bm25).subquery()
@@ -245,7 +218,8 @@ def hybrid_hits(
     stmt = parts[0] if len(parts) == 1 else union_all(*parts)
     semantic_found: list[Hit] = []
     keyword_found: list[Hit] = []
-    for kind, table_id, value, source_id in session.execute(stmt).all():
+    semantic_values = {"vector": vector, "sources": list(source_ids)} if vector is not None else {}
+    for kind, table_id, value, source_id in session.execute(stmt, semantic_values).all():
         if kind == "s":
             semantic_found.append(Hit(table_id, 1.0 - float(value), source_id))
         else:
@@ -272,7 +246,7 @@ def note_statement(
         select(Note.id, NoteTable.table_id, Note.text)
         .join(NoteTable, NoteTable.note_id == Note.id)
         .join(SourceTable, SourceTable.id == NoteTable.table_id)
-        .where(SourceTable.source_id == _ids(source_ids), SourceTable.visible, Note.deleted_at.is_(None))
+        .where(SourceTable.source_id == any_id(source_ids), SourceTable.visible, Note.deleted_at.is_(None))
         .where(visible_notes(platform, user_id))
     )
     parts = []

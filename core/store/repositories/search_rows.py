@@ -6,18 +6,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, Integer, any_, case, func, literal, or_, select
+from sqlalchemy import ARRAY, Integer, any_, bindparam, case, func, literal, or_, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from core.access.users import UserRef
 from core.store.models import Note, NoteTable, Source, SourceTable, TableColumn
 
+#: Ids: a list, or the bind parameter of a statement built once and run with its values (`search_batch.rankings`).
+Ids = Sequence[int] | BindParameter[Any]
 
-def _any(ids: Sequence[int]) -> Any:
-    """`= ANY(array)`: one statement text whatever the number of ids (an IN list is a text per length)."""
+
+def any_id(ids: Ids) -> ColumnElement[Any]:
+    """`= ANY(array)`: one statement text (and so one prepared statement) whatever the number of ids; an IN list
+    is a text per length."""
+    if isinstance(ids, BindParameter):
+        return any_(ids)
     return any_(literal(list(ids), ARRAY(Integer)))
+
+
+def written_count(name: str, value: int) -> Any:
+    """A LIMIT written into the statement's text at execution: a prepared statement's generic plan would otherwise
+    guess it."""
+    return bindparam(name, value, type_=Integer, literal_execute=True)
 
 
 def visible_notes(platform: str | None, user_id: str | None) -> Any:
@@ -53,7 +66,7 @@ def tables_and_column_names(
     row carries its column names when its table is among `named` (a table without columns has no entry)."""
     if not table_ids:
         return {}, {}
-    wanted = literal(list(dict.fromkeys(named)), ARRAY(Integer))
+    wanted = list(dict.fromkeys(named))
     names = (
         select(func.array_agg(func.lower(TableColumn.name)))
         .where(TableColumn.table_id == SourceTable.id)
@@ -61,8 +74,8 @@ def tables_and_column_names(
         .scalar_subquery()
     )
     stmt = (
-        select(SourceTable, case((SourceTable.id == any_(wanted), names), else_=None))
-        .where(SourceTable.id == _any(table_ids))
+        select(SourceTable, case((SourceTable.id == any_id(wanted), names), else_=None))
+        .where(SourceTable.id == any_id(table_ids))
         .options(defer(SourceTable.card))
     )
     rows: dict[int, SourceTable] = {}
@@ -81,7 +94,7 @@ def column_names(session: Session, table_ids: Sequence[int]) -> dict[int, frozen
     names = func.array_agg(func.lower(TableColumn.name))
     stmt = (
         select(TableColumn.table_id, names)
-        .where(TableColumn.table_id == any_(literal(list(table_ids), ARRAY(Integer))))
+        .where(TableColumn.table_id == any_id(table_ids))
         .group_by(TableColumn.table_id)
     )
     return {int(table_id): frozenset(found) for table_id, found in session.execute(stmt).all()}
@@ -93,7 +106,7 @@ def load_cards(session: Session, rows: Mapping[int, SourceTable], table_ids: Seq
     if not wanted:
         return
     for table_id, card in session.execute(
-        select(SourceTable.id, SourceTable.card).where(SourceTable.id == _any(wanted))
+        select(SourceTable.id, SourceTable.card).where(SourceTable.id == any_id(wanted))
     ):
         set_committed_value(rows[table_id], "card", card)
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ARRAY, Integer, any_, bindparam, delete, func, insert, literal, select
+from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import BindParameter
 
 from core.store.models import SearchValue
+from core.store.repositories.search_rows import Ids, any_id
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ def sync_values(session: Session, source_id: int, wanted: set[tuple[int, str, st
     return len(new), len(stale)
 
 
-def value_statement(query: Any, source_ids: Sequence[int] | BindParameter[Any], limit: Any) -> Any:
+def value_statement(query: Any, source_ids: Ids, limit: Any) -> Any:
     """(source_id, table_id, column_name, value, rank, id) of the values matching any word of the to_tsquery
     expression `query`, best matches first (`search_batch.rankings` reads it with a search's other rankings, its
     values as bind parameters)."""
@@ -61,16 +60,10 @@ def value_statement(query: Any, source_ids: Sequence[int] | BindParameter[Any], 
             rank.label("rank"),
             SearchValue.id,
         )
-        .where(SearchValue.source_id == _any(source_ids), SearchValue.tsv.op("@@")(tsquery))
+        .where(SearchValue.source_id == any_id(source_ids), SearchValue.tsv.op("@@")(tsquery))
         .order_by(rank.desc(), SearchValue.id)
         .limit(limit)
     )
-
-
-def _any(source_ids: Sequence[int] | BindParameter[Any]) -> Any:
-    if isinstance(source_ids, BindParameter):
-        return any_(source_ids)
-    return any_(literal(list(source_ids), ARRAY(Integer)))
 
 
 __all__ = ["ValueHit", "sync_values", "value_statement"]
