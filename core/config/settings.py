@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     # How a question turn runs: guided (one search, one SQL call, bounded repair; for small models), loop (the
     # agentic tool loop), or auto: guided for small models (the local: provider), the loop for the others.
     turn_path: Literal["auto", "guided", "loop"] = "auto"
+    # Statements the guided path writes for one question at most, the answer being the result most of them agree on
+    # (workers.turns.candidates): the most likely one, then sampled ones until two agree. 1: the most likely only.
+    guided_candidates: int = Field(3, ge=1, le=5)
     worker_visibility_timeout_s: int = Field(4200, ge=30)  # broker redelivers an unacknowledged job after this
     sweep_interval_s: float = Field(30.0, gt=0, le=3600)  # how often the beat's sweep looks for lost jobs and answers
     turn_requeue_after_s: float = Field(120.0, gt=0)  # a turn no worker started this long after queueing runs again

@@ -11,7 +11,8 @@ runs as a fixed sequence instead of the agentic loop:
    the question names in another script linked (`workers.turns.value_linking`), the idioms of the question's kind
    when the database has no approved examples, and, for the local model, a grammar that admits only the shown
    tables and columns (`workers.sql.sql_grammar`); a join the statement does not use and the question does not ask
-   for is taken out before it runs (`workers.turns.join_pruning`).
+   for is taken out before it runs (`workers.turns.join_pruning`). When the statement ran, more candidates are
+   sampled for the same prompt until two agree, and the result most agree on is kept (`workers.turns.candidates`).
 3. **Bounded repair**: on an error, one more call with the error and run_sql's hints; on an empty result, one
    re-search with the values the SQL filtered on as extra terms, and one more SQL call; then an honest answer.
 4. **Checks before the answer goes out** (`workers.turns.guided_checks`): the statement against the question
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -39,16 +40,12 @@ from workers.sql.guard import dialect_for
 from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import (
     SqlRecord,
-    ToolInputError,
     queryable_source,
-    viewer_card,
     viewer_reads,
-    visible_table,
 )
 from workers.tools.toolbox import StepCallback
-from workers.turns import compact_schema
-from workers.turns.answer_checks import Probes, Verdict, check, tables_read
-from workers.turns.compact_schema import SchemaTable
+from workers.turns.answer_checks import Probes, Verdict, check
+from workers.turns.candidates import Agreement, Used, agreed
 from workers.turns.guided_answers import (
     NO_PERMISSION,
     NOTHING_FOUND,
@@ -77,10 +74,10 @@ from workers.turns.guided_sql import (
     sql_prompt,
     sql_spec,
 )
+from workers.turns.guided_tables import grown, link_values, load_schema, read_tables, search_text
 from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
 from workers.turns.statement_fixes import fixed_statement
-from workers.turns.value_linking import linked_values
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +108,7 @@ def answer_guided(
     """Answer the turn's question on the guided path: the answer, and what the path did (for the turn's result)."""
     guided = GuidedTurn(env, run, progress, step)
     answer = _answer(guided, _question(run))
-    kept = ("tables", "databases", "repaired", "pruned", "checks", "doubt", "ms", "tokens")
+    kept = ("tables", "databases", "candidates", "repaired", "pruned", "checks", "doubt", "ms", "tokens")
     shown = {k: v for k, v in guided.trace.items() if k in kept}
     return answer, {"step": answer.step, "model_calls": guided.model_calls} | shown
 
@@ -148,6 +145,7 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     if selection.needs_pick:
         selection = _pick(guided, question, selection)
     guided.trace["tables"] = [f"{selection.database}.{t.qualified}" for t in selection.tables]
+    before = Used.of(guided.context)
     record = _write_and_run(guided, question, selection, [])
     if record is not None and record.error is not None and not record.error.startswith("no permission"):
         guided.trace["repaired"] = "error"
@@ -158,8 +156,12 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
         return could_not("sql_error", "the model wrote no SQL", None)
     if record.error is not None:
         return GuidedAnswer("answered", sql_refused(record), None, "no_permission")
-    result = checked(record, selection, dialect_for(selection.engine), _check_steps(guided, question))
+    agreement = _agreed(guided, question, selection, record, before)
+    result = checked(agreement.record, selection, dialect_for(selection.engine), _check_steps(guided, question))
     guided.trace["checks"] = result.kinds
+    split = agreement.doubt()
+    if split is not None and not result.doubts and not result.repaired:
+        result.doubts.append(split)  # what the checks found comes first; a split is said when nothing else is
     record = result.record
     if is_empty(record):
         guided.trace["repaired"] = "empty"
@@ -225,7 +227,7 @@ def _check_steps(guided: GuidedTurn, question: str) -> CheckSteps:
                 held=lambda t, c, values: held_values(*args, **where(t), column=c, literals=values),
                 sample=lambda t, c: sample_values(*args, **where(t), column=c),
             )
-            _read_tables(guided, selection, record.sql, tables)
+            read_tables(guided, selection, record.sql, tables)
             cards = {name: t.card for name, t in tables.items()}
             found = check(question, record, dialect_for(selection.engine), cards, selection.linked, probes)
         timed(guided, "check", started)
@@ -244,46 +246,7 @@ def _check_steps(guided: GuidedTurn, question: str) -> CheckSteps:
         guided.trace["repaired"] = "check"
         return _write_and_run(guided, question, selection, [], hint=hint)
 
-    return CheckSteps(verdict, rerun, write, lambda selection, names: _grown(guided, selection, names))
-
-
-def _read_tables(guided: GuidedTurn, selection: Selection, sql: str, tables: dict[str, SchemaTable]) -> None:
-    """Add to `tables` the tables `sql` reads that the schema did not show (their cards as the user sees them)."""
-    context = guided.context
-    missing = [n for n in tables_read(sql, dialect_for(selection.engine)) if n.upper() not in tables]
-    if not missing:
-        return
-    source = queryable_source(context, selection.database)
-    for name in missing:
-        try:
-            row = visible_table(context, source, name)
-        except ToolInputError:
-            continue
-        tables[name.upper()] = SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row))
-
-
-def _grown(guided: GuidedTurn, selection: Selection, names: Sequence[str]) -> Selection:
-    """`selection` with the tables `names` of its database added (those the user may see), its schema rendered."""
-    known = {t.name.upper() for t in selection.tables}
-    wanted = [n for n in dict.fromkeys(names) if n and n.upper() not in known]
-    if not wanted:
-        return selection
-    context = guided.context
-    with guided.env.store.transaction() as session:
-        context.session = session
-        source = queryable_source(context, selection.database)
-        added = []
-        for name in wanted:
-            try:
-                row = visible_table(context, source, name)
-            except ToolInputError:
-                continue
-            added.append(SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row)))
-        if not added:
-            return selection
-        grown = replace(selection, tables=[*added, *selection.tables])
-        _load_schema(guided, grown)
-    return grown
+    return CheckSteps(verdict, rerun, write, lambda selection, names: grown(guided, selection, names))
 
 
 # --- selection ---------------------------------------------------------------------------------------------------
@@ -298,48 +261,16 @@ def _search(guided: GuidedTurn, question: str, terms: list[str], prior: Selectio
     )
     selection = choose(context, question, result, prior, asked=_question(guided.run))
     if selection.database:
-        _link_values(guided, selection)
+        link_values(guided, selection, _question(guided.run))
     timed(guided, "search", started)
     arguments: dict[str, Any] = {"question": question} | ({"terms": terms} if terms else {})
     if context.pins:
         arguments["databases"] = list(context.pins)
-    text = _search_text(result.searched.describe(), result.candidates, result.denied_tables)
+    text = search_text(result.searched.describe(), result.candidates, result.denied_tables)
     guided.pending.append(("search_tables", arguments, text, (time.perf_counter() - started) * 1000))
     if selection.tables and not selection.needs_pick:
-        _load_schema(guided, selection)
+        load_schema(guided, selection)
     return selection
-
-
-def _link_values(guided: GuidedTurn, selection: Selection) -> None:
-    """Values the question names in another script (`workers.turns.value_linking`), added to those search found:
-    on the chosen tables they are written into the compact schema."""
-    context = guided.context
-    source = queryable_source(context, selection.database)
-    linked = linked_values(context, _question(guided.run), [source.id])
-    selection.linked += linked
-    for table in selection.tables:
-        for value in linked:
-            if value.table.upper() == table.name.upper():
-                table.values.insert(0, {"column": value.column, "value": value.value, "said": value.said})
-
-
-def _search_text(searched: str, candidates: Sequence[Any], denied: Sequence[str]) -> str:
-    lines = [searched]
-    for rank, c in enumerate(candidates, start=1):
-        extra = f" joins {' and '.join(c.through)}" if c.through else ""
-        lines.append(f"{rank}. {c.database}.{c.table} [{c.role}] {c.score:.4f} {','.join(c.matched_by)}{extra}")
-    if denied:
-        lines.append("denied_tables: " + ", ".join(denied))
-    return "\n".join(lines)
-
-
-def _load_schema(guided: GuidedTurn, selection: Selection) -> None:
-    """The compact schema of the selection's tables (example rows read now, in the caller's transaction)."""
-    context = guided.context
-    source = queryable_source(context, selection.database)
-    selection.schema = compact_schema.render(context, source, selection.tables)
-    for table in selection.tables:
-        context.opened.add((source.name, table.name.upper()))
 
 
 def _pick(guided: GuidedTurn, question: str, selection: Selection) -> Selection:
@@ -352,21 +283,51 @@ def _pick(guided: GuidedTurn, question: str, selection: Selection) -> Selection:
         chosen = picked_tables(selection, reply)
         source = queryable_source(guided.context, chosen.database)
         chosen.tables = with_neighbours(guided.context, source, chosen.tables)
-        _load_schema(guided, chosen)
+        load_schema(guided, chosen)
     return chosen
 
 
 # --- SQL ---------------------------------------------------------------------------------------------------------
 
 
+def _agreed(guided: GuidedTurn, question: str, selection: Selection, first: SqlRecord, before: Used) -> Agreement:
+    """`first` and the sampled candidates for the same prompt, chosen by execution agreement
+    (`workers.turns.candidates`): the tables the answer names are those the chosen statement read."""
+    context = guided.context
+    used = {id(first): Used.of(context)}
+    ran = {str(guided.trace["last_call"].arguments.get("sql") or ""): first}  # statements written → their runs
+
+    def write() -> SqlRecord | None:
+        before.restore(context)
+        runs = len(context.sql_runs)
+        record = _write_and_run(guided, question, selection, [], sampled=True, ran=ran)
+        if record is None or (id(record) not in used and len(context.sql_runs) == runs):
+            return None  # no statement, or one run_sql answered from an earlier failure without running it
+        used.setdefault(id(record), Used.of(context))
+        return record
+
+    agreement = agreed(first, write, context.settings.guided_candidates)
+    used[id(agreement.record)].restore(context)
+    guided.trace["candidates"] = agreement.trace()
+    return agreement
+
+
 def _write_and_run(
-    guided: GuidedTurn, question: str, selection: Selection, repair: list[Message], hint: str = ""
+    guided: GuidedTurn,
+    question: str,
+    selection: Selection,
+    repair: list[Message],
+    hint: str = "",
+    sampled: bool = False,
+    ran: dict[str, SqlRecord] | None = None,
 ) -> SqlRecord | None:
-    """One SQL call (with the earlier call and its error when repairing) and the run of its statement."""
+    """One SQL call (with the earlier call and its error when repairing) and the run of its statement; a statement
+    already in `ran` (a candidate written before) is not run again: its earlier run is returned."""
     guided.progress("Writing SQL…")
     earlier = str(guided.trace.get("earlier") or "")
     messages = repair or [Message(role="user", text=sql_prompt(question, selection, hint, earlier))]
-    first = not repair and not hint  # a repair, after an error or an empty result, samples another statement
+    # A repair (after an error or an empty result) and a further candidate sample another statement.
+    first = not repair and not hint and not sampled
     reply = call_model(guided, SYSTEM, messages, sql_spec(selection), FIRST_TEMPERATURE if first else None)
     sql = next((str(c.arguments.get("sql") or "") for c in reply.tool_calls if c.name == "run_sql"), "")
     if not sql.strip():
@@ -376,14 +337,17 @@ def _write_and_run(
     call = ToolCallRequest(id=f"guided-{guided.model_calls}", name="run_sql", arguments={"sql": sql})
     guided.trace.setdefault("messages", {})["sql"] = messages
     guided.trace["last_call"] = call
-    if not sql.strip():
+    if not sql.strip() or (ran is not None and sql in ran):
         with guided.env.store.transaction() as session:
             guided.context.session = session
             record_round(guided, reply, None)
-        return None
+        return ran.get(sql) if ran is not None else None
     arguments = {"database": selection.database, "sql": sql}
     with guided.env.store.transaction() as session:
         guided.context.session = session
         result = record_round(guided, reply, ToolCallRequest(id=call.id, name="run_sql", arguments=arguments))
     guided.trace["last_result"] = result
-    return guided.context.sql_runs[-1] if guided.context.sql_runs else None
+    record = guided.context.sql_runs[-1] if guided.context.sql_runs else None
+    if ran is not None and record is not None:
+        ran[sql] = record
+    return record

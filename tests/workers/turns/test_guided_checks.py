@@ -13,16 +13,19 @@ from tests.turn_world import TurnWorld
 
 SMALL = {"model": "local:small"}
 Y2024 = "ORD_DT >= '2024-01-01' AND ORD_DT < '2025-01-01'"
+#: How the SQL call of a repair begins its hint (after a check, or an empty result).
+REPAIR_HINT = "An earlier query"
 
 
-def sql_model(*statements: str) -> Callable[[Exchange], Step]:
-    """A model that writes `statements` in order when asked for SQL (the last one again after that), and keeps the
-    tables it is offered when asked to choose."""
-    remaining = list(statements)
+def sql_model(statement: str, repaired: str = "") -> Callable[[Exchange], Step]:
+    """A model that writes `statement` whenever asked for SQL for the question (every candidate alike), and
+    `repaired` (else `statement` again) when the SQL call carries a repair's hint; it keeps the tables it is offered
+    when asked to choose."""
 
     def step(exchange: Exchange) -> Step:
         if "run_sql" in exchange.tools:
-            return Call("run_sql", {"sql": remaining.pop(0) if len(remaining) > 1 else remaining[0]})
+            hinted = REPAIR_HINT in exchange.user_text
+            return Call("run_sql", {"sql": repaired if hinted and repaired else statement})
         if "choose_tables" in exchange.tools:
             return Call("choose_tables", {"tables": ["ORD_MST"]})
         return Say("no tool offered")
@@ -34,11 +37,15 @@ def sql_prompts(server: FakeOpenAIServer) -> list[str]:
     return [r.exchange.user_text for r in server.requests if "run_sql" in r.exchange.tools]
 
 
+def repairs(server: FakeOpenAIServer) -> list[str]:
+    return [p for p in sql_prompts(server) if REPAIR_HINT in p]
+
+
 def test_a_carrier_code_for_a_city_gets_one_repair_and_then_says_its_doubt(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
     carrier = "SELECT COUNT(*) FROM SHIP_HIST WHERE CARRIER_CD = 'KP'"
-    fake_openai.script(sql_model(carrier, carrier))
+    fake_openai.script(sql_model(carrier))
     turn_id = turn_world.submit("How many orders shipped to Busan in 2024?", thread="checks carrier")
     turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
 
@@ -52,10 +59,10 @@ def test_a_carrier_code_for_a_city_gets_one_repair_and_then_says_its_doubt(
     assert f"{turn_world.erp_scalar(carrier):,}" in lines[0]  # the figure is still shown, with its doubt
     guided = stored["result"]["guided"]
     assert (guided["step"], guided["repaired"], guided["checks"]) == ("doubt", "check", ["code"])
-    repair = sql_prompts(fake_openai)[-1]
+    [repair] = repairs(fake_openai)  # one repair, no more
+    assert repair == sql_prompts(fake_openai)[-1]
     assert "means Korea Post, which the question does not ask for" in repair
     assert "CREATE TABLE ORD_MST (" in repair  # the table holding the question's value is offered to the repair
-    assert len(sql_prompts(fake_openai)) == 2  # one repair, no more
 
 
 def test_the_repair_that_filters_on_the_named_value_is_the_answer(
@@ -88,7 +95,7 @@ def test_a_korean_city_is_read_as_the_value_the_column_holds_without_another_mod
     assert f"{expected:,}" in stored["answer"]
     assert "I read '부산' as 'Busan', as ORD_MST.SHIP_CITY writes it." in stored["answer"].split("\n")
     assert [run["rows"] for run in stored["result"]["sql"]] == [[[0]], [[expected]]]
-    assert len(sql_prompts(fake_openai)) == 1
+    assert not repairs(fake_openai)
     assert stored["result"]["guided"]["checks"] == ["rewrite"]
 
 
@@ -109,7 +116,7 @@ def test_a_snapshot_the_thread_asked_about_is_not_carried_into_a_question_that_d
     assert f"{turn_world.erp_scalar(live):,}" in stored["answer"]
     prompts = [r.exchange.user_text for r in fake_openai.requests[requests_before:] if "run_sql" in r.exchange.tools]
     assert "CREATE TABLE ORD_MST_202312" not in prompts[0]  # the copy is not offered to this question
-    assert "ORD_MST_202312 is a snapshot copy of ORD_MST: read ORD_MST" in prompts[1]
+    assert "ORD_MST_202312 is a snapshot copy of ORD_MST: read ORD_MST" in prompts[-1]
     assert stored["result"]["guided"]["checks"] == ["copy"]
 
 
@@ -145,7 +152,7 @@ def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_ano
     assert last["rows"] == [[total]]
     assert "GROUP BY" not in last["sql"]
     assert "the question asks for one figure over all the rows" in stored["answer"]
-    assert len(sql_prompts(fake_openai)) == 1  # no repair call
+    assert not repairs(fake_openai)
 
 
 def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_columns(
@@ -157,7 +164,7 @@ def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_column
     turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
 
     assert turn_world.turn(turn_id)["status"] == "answered"
-    [request] = [r for r in fake_openai.requests if "run_sql" in r.exchange.tools]
+    request = next(r for r in fake_openai.requests if "run_sql" in r.exchange.tools)
     assert "response_format" not in request.raw  # the grammar replaces the JSON schema
     grammar = request.raw["grammar"]
     # the call's fixed start is the assistant's reply so far; the grammar constrains the statement after it

@@ -25,7 +25,7 @@ from search.candidates import Candidate
 from search.encoders import BiEncoderReranker
 from search.service import Encoders, Searched, SearchResult
 from tests.catalog.analysis_support import new_installation
-from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
+from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, RecordedRequest, Say, Step
 from tests.support import default_embedder, isolated_settings
 from tests.turn_world import TurnWorld
 from tests.workers.turns.mask_world import MaskWorld, canaries, mask_world
@@ -53,6 +53,11 @@ def sql_model(*statements: str, pick: tuple[str, ...] = ("ORD_MST",)) -> Callabl
         return Say("no tool offered")
 
     return step
+
+
+def sql_requests(server: FakeOpenAIServer) -> list[RecordedRequest]:
+    """The SQL calls the server received, in order."""
+    return [r for r in server.requests if "run_sql" in r.exchange.tools]
 
 
 def prompts(server: FakeOpenAIServer) -> list[str]:
@@ -125,13 +130,16 @@ def test_an_sql_error_gets_one_repair_call_with_the_error_and_the_names_to_use(
     runs = stored["result"]["sql"]
     assert [run["error"] is None for run in runs] == [False, True]
     assert stored["result"]["guided"]["repaired"] == "error"
-    repair = fake_openai.requests[-1].exchange
-    assert "run_sql" in repair.tool_errors
-    assert "ORDER_DATE" in repair.tool_results["run_sql"]
-    assert "Columns of ORD_MST" in repair.tool_results["run_sql"]  # run_sql's hint: the names to use
-    # the first SQL call takes the model's most likely reply; the repair keeps the service's sampling to try another
-    assert fake_openai.requests[-2].raw["temperature"] == 0.0
-    assert "temperature" not in fake_openai.requests[-1].raw
+    first, repair, candidate = sql_requests(fake_openai)
+    assert "run_sql" in repair.exchange.tool_errors
+    assert "ORDER_DATE" in repair.exchange.tool_results["run_sql"]
+    assert "Columns of ORD_MST" in repair.exchange.tool_results["run_sql"]  # run_sql's hint: the names to use
+    # the first SQL call takes the model's most likely reply; the repair keeps the service's sampling to try another,
+    # and so does the candidate sampled after the repaired statement ran (the same statement: it agrees, not rerun)
+    assert first.raw["temperature"] == 0.0
+    assert "temperature" not in repair.raw
+    assert candidate.exchange.user_text == first.exchange.user_text
+    assert "temperature" not in candidate.raw
     assert f"{turn_world.erp_scalar(ORDERS_2024):,}" in stored["answer"]
 
 
@@ -147,7 +155,8 @@ def test_a_column_read_from_the_wrong_shown_table_gets_a_repair_that_says_where_
     stored = turn_world.turn(turn_id)
     assert stored["status"] == "answered", stored
     assert "erp.ORD_DTL_H" in stored["result"]["guided"]["tables"]
-    told = fake_openai.requests[-1].exchange.tool_results["run_sql"]
+    [repair] = [r for r in fake_openai.requests if r.exchange.tool_errors]
+    told = repair.exchange.tool_results["run_sql"]
     assert "QTY is a column of ORD_DTL_H, which the query does not read: join ORD_DTL_H (shared columns: " in told
     assert "ORD_NO" in told.rsplit("shared columns: ", 1)[1]
     assert f"{turn_world.erp_scalar(right):,}" in stored["answer"]
@@ -224,10 +233,13 @@ def test_an_empty_result_searches_again_with_the_values_it_filtered_on(
         searches = [c.arguments for c in turn_repo.tool_calls_of(session, turn_id) if c.tool == "search_tables"]
     assert len(searches) == 2
     assert searches[1]["terms"] == ["Atlantis"]
-    assert "An earlier query returned no rows" in fake_openai.requests[-1].exchange.user_text
-    # the retry samples (the service's own temperature), so that it does not write the same statement again
-    assert fake_openai.requests[-2].raw["temperature"] == 0.0
-    assert "temperature" not in fake_openai.requests[-1].raw
+    first, candidate, retry = sql_requests(fake_openai)
+    assert "An earlier query returned no rows" in retry.exchange.user_text
+    # the retry samples (the service's own temperature), so that it does not write the same statement again; so
+    # does the candidate sampled for the first prompt
+    assert first.raw["temperature"] == 0.0
+    assert "temperature" not in candidate.raw
+    assert "temperature" not in retry.raw
 
 
 def test_a_denied_table_never_enters_the_compact_schema(turn_world: TurnWorld, fake_openai: FakeOpenAIServer) -> None:

@@ -1,0 +1,90 @@
+"""The tables a guided turn (`workers.turns.guided`) shows the model: their compact schema, the values the question
+names linked onto them, tables a check or a statement needs added as the user may see them, and the search as the
+turn's record shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from workers.sql.guard import dialect_for
+from workers.tools.base import ToolInputError, queryable_source, viewer_card, visible_table
+from workers.turns import compact_schema
+from workers.turns.answer_checks import tables_read
+from workers.turns.compact_schema import SchemaTable
+from workers.turns.guided_run import GuidedTurn
+from workers.turns.selection import Selection
+from workers.turns.value_linking import linked_values
+
+
+def read_tables(guided: GuidedTurn, selection: Selection, sql: str, tables: dict[str, SchemaTable]) -> None:
+    """Add to `tables` the tables `sql` reads that the schema did not show (their cards as the user sees them)."""
+    context = guided.context
+    missing = [n for n in tables_read(sql, dialect_for(selection.engine)) if n.upper() not in tables]
+    if not missing:
+        return
+    source = queryable_source(context, selection.database)
+    for name in missing:
+        try:
+            row = visible_table(context, source, name)
+        except ToolInputError:
+            continue
+        tables[name.upper()] = SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row))
+
+
+def grown(guided: GuidedTurn, selection: Selection, names: Sequence[str]) -> Selection:
+    """`selection` with the tables `names` of its database added (those the user may see), its schema rendered."""
+    known = {t.name.upper() for t in selection.tables}
+    wanted = [n for n in dict.fromkeys(names) if n and n.upper() not in known]
+    if not wanted:
+        return selection
+    context = guided.context
+    with guided.env.store.transaction() as session:
+        context.session = session
+        source = queryable_source(context, selection.database)
+        added = []
+        for name in wanted:
+            try:
+                row = visible_table(context, source, name)
+            except ToolInputError:
+                continue
+            added.append(SchemaTable(row.name, row.schema_name or None, viewer_card(context, source, row)))
+        if not added:
+            return selection
+        grown = replace(selection, tables=[*added, *selection.tables])
+        load_schema(guided, grown)
+    return grown
+
+
+def link_values(guided: GuidedTurn, selection: Selection, question: str) -> None:
+    """Values the question names in another script (`workers.turns.value_linking`), added to those search found:
+    on the chosen tables they are written into the compact schema."""
+    context = guided.context
+    source = queryable_source(context, selection.database)
+    linked = linked_values(context, question, [source.id])
+    selection.linked += linked
+    for table in selection.tables:
+        for value in linked:
+            if value.table.upper() == table.name.upper():
+                table.values.insert(0, {"column": value.column, "value": value.value, "said": value.said})
+
+
+def search_text(searched: str, candidates: Sequence[Any], denied: Sequence[str]) -> str:
+    """The search as the turn's record shows it: what was searched, the candidates ranked, the tables denied."""
+    lines = [searched]
+    for rank, c in enumerate(candidates, start=1):
+        extra = f" joins {' and '.join(c.through)}" if c.through else ""
+        lines.append(f"{rank}. {c.database}.{c.table} [{c.role}] {c.score:.4f} {','.join(c.matched_by)}{extra}")
+    if denied:
+        lines.append("denied_tables: " + ", ".join(denied))
+    return "\n".join(lines)
+
+
+def load_schema(guided: GuidedTurn, selection: Selection) -> None:
+    """The compact schema of the selection's tables (example rows read now, in the caller's transaction)."""
+    context = guided.context
+    source = queryable_source(context, selection.database)
+    selection.schema = compact_schema.render(context, source, selection.tables)
+    for table in selection.tables:
+        context.opened.add((source.name, table.name.upper()))
