@@ -20,9 +20,12 @@ from catalog.table_card import CardInputs, build_card
 from catalog.table_facts import Measured, key_resolver, stored_profiles
 from catalog.view_lineage import column_reads_of
 from core.errors import TablescoutError
+from core.store.models import SourceTable
 from core.store.repositories import catalog as catalog_repo
 
 COPY_ROLES = {"backup", "draft", "staging", "snapshot"}
+#: Tables written to the store per flush (their rows, then their columns in one statement each).
+PERSIST_BATCH = 500
 
 
 @dataclass
@@ -156,56 +159,28 @@ def build_cards(
 
 
 def persist(session: Session, source_id: int, built: BuiltCatalog, now: datetime, engine: str) -> list[str]:
-    """Store tables, columns and joins; tables no longer seen turn invisible. Returns the names that did."""
-    ids: dict[str, int] = {}
-    for key, card in built.cards.items():
-        item = built.measured[key]
-        info = item.info
-        row = catalog_repo.upsert_table(
-            session,
-            source_id,
-            info.ref.schema or "",
-            info.ref.name,
-            {
-                "role": card["role"],
-                "copy_evidence": card["copy_evidence"],
-                "visible": True,
-                "invisible_since": None,
-                "row_count": card["row_count"],
-                "row_count_exact": card["row_count_exact"],
-                "card": card,
-                "card_text": render_card(card, engine=engine),
-                "fingerprint": item.facts.get("fingerprint"),
-                "facts": item.facts,
-                "skipped_reason": card["skipped_reason"],
-                "analysed_at": now,
-            },
-        )
-        ids[key] = row.id
-        catalog_repo.replace_columns(
-            session,
-            row.id,
-            [
-                {
-                    "ordinal": i,
-                    "name": c["name"],
-                    "data_type": c["type"][:200],
-                    "nullable": c["nullable"],
-                    "key_role": c["key"],
-                    "comment": c["comment"],
-                    "profile": {k: c[k] for k in ("stats", "frequent", "codes", "watch") if k in c} or None,
-                }
-                for i, c in enumerate(card["columns"])
-            ],
-        )
+    """Store tables, columns and joins; tables no longer seen turn invisible. Returns the names that did. Tables
+    are written `PERSIST_BATCH` at a time: one read of the stored tables, then for each batch one flush of its
+    rows and one statement each to drop and insert its columns."""
+    stored = catalog_repo.tables_by_name(session, source_id)
+    rows: dict[str, SourceTable] = {}
+    keys = list(built.cards)
+    for start in range(0, len(keys), PERSIST_BATCH):
+        batch = keys[start : start + PERSIST_BATCH]
+        for key in batch:
+            rows[key] = _table_row(session, source_id, stored, built, key, now, engine)
+        session.flush()
+        catalog_repo.replace_columns(session, {rows[key].id: _column_rows(built.cards[key]) for key in batch})
     for key, judgement in built.judgements.items():
-        catalog_repo.upsert_table(
-            session,
-            source_id,
-            built.measured[key].info.ref.schema or "",
-            built.measured[key].info.ref.name,
-            {"copy_of_id": ids.get(judgement.copy_of) if judgement.copy_of else None},
-        )
+        info = built.measured[key].info
+        row = rows.get(key) or stored.get((info.ref.schema or "", info.ref.name))
+        if row is None:
+            row = SourceTable(source_id=source_id, schema_name=info.ref.schema or "", name=info.ref.name)
+            session.add(row)
+        copy_of = rows.get(judgement.copy_of) if judgement.copy_of else None
+        row.copy_of_id = copy_of.id if copy_of is not None else None
+    session.flush()
+    ids = {key: row.id for key, row in rows.items()}
     catalog_repo.replace_joins(
         session,
         source_id,
@@ -226,6 +201,52 @@ def persist(session: Session, source_id: int, built: BuiltCatalog, now: datetime
     gone = catalog_repo.mark_invisible(session, source_id, built.listed, now)
     catalog_repo.record_analysis(session, source_id, built.summary, now, engine.split(" ", 1)[-1])
     return gone
+
+
+def _table_row(
+    session: Session,
+    source_id: int,
+    stored: dict[tuple[str, str], SourceTable],
+    built: BuiltCatalog,
+    key: str,
+    now: datetime,
+    engine: str,
+) -> SourceTable:
+    """The stored row of table `key` (added when new), its card and facts set."""
+    card, item = built.cards[key], built.measured[key]
+    schema, name = item.info.ref.schema or "", item.info.ref.name
+    row = stored.get((schema, name))
+    if row is None:
+        row = SourceTable(source_id=source_id, schema_name=schema, name=name)
+        session.add(row)
+    row.role = card["role"]
+    row.copy_evidence = card["copy_evidence"]
+    row.visible = True
+    row.invisible_since = None
+    row.row_count = card["row_count"]
+    row.row_count_exact = card["row_count_exact"]
+    row.card = card
+    row.card_text = render_card(card, engine=engine)
+    row.fingerprint = item.facts.get("fingerprint")
+    row.facts = item.facts
+    row.skipped_reason = card["skipped_reason"]
+    row.analysed_at = now
+    return row
+
+
+def _column_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "ordinal": i,
+            "name": c["name"],
+            "data_type": c["type"][:200],
+            "nullable": c["nullable"],
+            "key_role": c["key"],
+            "comment": c["comment"],
+            "profile": {k: c[k] for k in ("stats", "frequent", "codes", "watch") if k in c} or None,
+        }
+        for i, c in enumerate(card["columns"])
+    ]
 
 
 def _facing(edge: JoinEdge, key: str) -> JoinEdge:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -34,8 +34,20 @@ class Measured:
 
 def fingerprint(info: TableInfo) -> str:
     """Changes when the table's shape or its statistics row estimate changes."""
-    shape = asdict(info)
+    shape = _plain(info)
     return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """`dataclasses.asdict` without its deep copies (a tenth of a schema-only analysis on wide tables): the same
+    JSON, so stored fingerprints stay valid."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _jsonable(value: Any) -> Any:

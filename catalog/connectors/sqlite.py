@@ -62,6 +62,11 @@ class _Deadline:
 
 
 class SqliteConnector(GenericConnector):
+    def __init__(self, url: URL, *, statement_timeout_s: float = 10.0) -> None:
+        self._with_stat: dict[str, bool] = {}  # schema → whether ANALYZE left row counts (sqlite_stat1) in it
+        self._table_list: dict[str, dict[str, tuple[str, int]]] = {}  # schema → its tables (`_listed`)
+        super().__init__(url, statement_timeout_s=statement_timeout_s)
+
     def _create_engine(self, url: URL) -> Engine:
         path = Path(url.database or "")
         if not path.is_file():
@@ -121,9 +126,7 @@ class SqliteConnector(GenericConnector):
         schema = self.sa_engine.dialect.identifier_preparer.quote(info.ref.schema or "main")
         shape = None
         with contextlib.suppress(DBAPIError):  # SQLite before 3.37 has no table_list: read the CREATE statement
-            shape = conn.execute(
-                text(f"SELECT type, wr FROM {schema}.pragma_table_list WHERE name = :name"), {"name": info.ref.name}
-            ).first()
+            shape = self._listed(conn, info.ref.schema or "main").get(info.ref.name)
         if shape is not None:
             if shape[0] != "table" or shape[1]:
                 return None
@@ -138,15 +141,28 @@ class SqliteConnector(GenericConnector):
         taken = {c.name.lower() for c in info.columns}
         return next((alias for alias in ROWID_ALIASES if alias not in taken), None)
 
+    def _listed(self, conn: Connection, schema: str) -> dict[str, tuple[str, int]]:
+        """Each table of `schema` with its type and whether it is WITHOUT ROWID, read once: the pragma lists every
+        attached schema at every call, filtered or not."""
+        if schema not in self._table_list:
+            rows = conn.execute(
+                text("SELECT name, type, wr FROM pragma_table_list WHERE schema = :schema"), {"schema": schema}
+            )
+            self._table_list[schema] = {str(r[0]): (str(r[1]), int(r[2])) for r in rows}
+        return self._table_list[schema]
+
     def _statistics(self, conn: Connection, info: TableInfo) -> tuple[int | None, str | None]:
         """ANALYZE's row count where sqlite_stat1 has one, else the rowid span: an upper bound read from the b-tree's
         two ends, exact for a table that was only ever appended to."""
         ref = info.ref
         schema = self.sa_engine.dialect.identifier_preparer.quote(ref.schema or "main")
-        has_stat = conn.execute(
-            text(f"SELECT count(*) FROM {schema}.sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'")
-        ).scalar_one()
-        if has_stat:
+        if schema not in self._with_stat:  # once per schema: the lookup scans the whole schema table
+            self._with_stat[schema] = bool(
+                conn.execute(
+                    text(f"SELECT count(*) FROM {schema}.sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'")
+                ).scalar_one()
+            )
+        if self._with_stat[schema]:
             stats = conn.execute(text(f"SELECT stat FROM {schema}.sqlite_stat1 WHERE tbl = :name"), {"name": ref.name})
             counts = [int(str(row[0]).split()[0]) for row in stats if row[0] and str(row[0]).split()[0].isdigit()]
             if counts:

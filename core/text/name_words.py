@@ -57,6 +57,10 @@ def catalog_words(texts: Iterable[str]) -> set[str]:
     return found
 
 
+#: Names whose words a splitter remembers before it starts afresh.
+SPLITS_KEPT = 200_000
+
+
 class NameWords:
     """Splits identifiers into words, segmenting runs with the model plus a catalog vocabulary."""
 
@@ -64,6 +68,7 @@ class NameWords:
         self.vocabulary = frozenset(w.lower() for w in vocabulary) | frozenset(ABBREVIATIONS)
         self.segment_runs = SEGMENT if segment is None else segment
         self._cache: dict[str, list[str]] = {}
+        self._splits: dict[str, tuple[str, ...]] = {}  # name → its words: a catalog splits each name many times
         self._segmenter: Any = None
 
     def _bound(self) -> Any:
@@ -103,10 +108,15 @@ class NameWords:
 
     def split(self, name: str) -> list[str]:
         """`ORD_MST` → ord, mst; `LISTEDSECURITY` → listed, security; `orderDate` → order, date."""
-        words: list[str] = []
-        for part in split_identifier(name):
-            words.extend(self.segment(part))
-        return words
+        found = self._splits.get(name)
+        if found is None:
+            words: list[str] = []
+            for part in split_identifier(name):
+                words.extend(self.segment(part))
+            if len(self._splits) >= SPLITS_KEPT:
+                self._splits.clear()
+            found = self._splits[name] = tuple(words)
+        return list(found)
 
     def expand(self, name: str) -> list[str]:
         """Words with common abbreviations written out: `ORDDTL` → order, detail."""

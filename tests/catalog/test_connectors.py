@@ -385,6 +385,37 @@ def test_sqlite_unique_constraints_inline_table_level_and_by_index(tmp_path: Pat
         generic.close()
 
 
+def test_sqlite_row_estimates_from_the_rowid_span_or_analyze(tmp_path: Path) -> None:
+    """A table's rows are estimated from its rowid's two ends (none for a WITHOUT ROWID table, where the rowid is
+    out of reach), and from ANALYZE's counts once there are any."""
+    path, other = tmp_path / "rows.sqlite", tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE appended (id INTEGER PRIMARY KEY, v TEXT)")
+        con.executemany("INSERT INTO appended (v) VALUES (?)", [(str(i),) for i in range(40)])
+        con.execute("CREATE TABLE keyed (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+        con.executemany("INSERT INTO keyed VALUES (?, ?)", [(f"k{i}", "v") for i in range(7)])
+        con.execute("CREATE TABLE shadowed (rowid TEXT, oid TEXT, _rowid_ TEXT)")
+        con.executemany("INSERT INTO shadowed VALUES ('a', 'b', 'c')", [() for _ in range(3)])
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE counted (id INTEGER PRIMARY KEY, v TEXT)")
+        con.execute("CREATE INDEX counted_v ON counted (v)")
+        con.executemany("INSERT INTO counted (v) VALUES (?)", [(str(i % 3),) for i in range(25)])
+        con.execute("DELETE FROM counted WHERE id <= 5")
+        con.execute("ANALYZE")
+    sqlite = open_connector(URL.create("sqlite", database=str(path)))
+    try:
+        assert sqlite.describe(ref("appended")).row_estimate == 40
+        assert sqlite.describe(ref("keyed")).row_estimate is None
+        assert sqlite.describe(ref("shadowed")).row_estimate is None  # every rowid alias is a column's name
+    finally:
+        sqlite.close()
+    analysed = open_connector(URL.create("sqlite", database=str(other)))
+    try:
+        assert analysed.describe(ref("counted")).row_estimate == 20  # ANALYZE's count, not the span 6..25
+    finally:
+        analysed.close()
+
+
 def test_a_missing_sqlite_file_is_a_source_error(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         open_connector(URL.create("sqlite", database=str(tmp_path / "missing.sqlite")))
