@@ -37,30 +37,17 @@ def schema_names(session: Session, source_id: int) -> list[str]:
 
 
 def find_table(session: Session, source_id: int, name: str, schema: str | None = None) -> SourceTable | None:
-    """A table by name (exact first, then case-insensitive); schema '' means the default schema."""
+    """A table by name (exact first, then case-insensitive); schema '' means the default schema. A name without a
+    schema that several schemas hold is the default schema's table, else the first schema's by name (never whichever
+    row the store happens to read first)."""
     stmt = select(SourceTable).where(SourceTable.source_id == source_id)
     if schema is not None:
         stmt = stmt.where(SourceTable.schema_name == schema)
     candidates = list(session.scalars(stmt.where(func.lower(SourceTable.name) == name.lower())))
-    exact = [t for t in candidates if t.name == name]
+    exact = sorted((t for t in candidates if t.name == name), key=lambda t: (t.schema_name != "", t.schema_name))
     if exact:
         return exact[0]
     return candidates[0] if len(candidates) == 1 else None
-
-
-def upsert_table(session: Session, source_id: int, schema: str, name: str, values: dict[str, Any]) -> SourceTable:
-    table = session.scalars(
-        select(SourceTable).where(
-            SourceTable.source_id == source_id, SourceTable.schema_name == schema, SourceTable.name == name
-        )
-    ).first()
-    if table is None:
-        table = SourceTable(source_id=source_id, schema_name=schema, name=name)
-        session.add(table)
-    for key, value in values.items():
-        setattr(table, key, value)
-    session.flush()
-    return table
 
 
 #: The statement that writes a batch of tables' columns.
