@@ -35,16 +35,18 @@ _TOKEN_WORDS: WeakKeyDictionary[NameWords, dict[str, str]] = WeakKeyDictionary()
 _TOKEN_WORDS_MAX = 200_000  # identifiers remembered per splitter before it starts afresh
 
 
-def _token_words(token: str, names: NameWords) -> str:
+def _memo(names: NameWords) -> dict[str, str]:
     memo = _TOKEN_WORDS.get(names)
     if memo is None or len(memo) >= _TOKEN_WORDS_MAX:
         memo = _TOKEN_WORDS[names] = {}
-    found = memo.get(token)
-    if found is None:
-        split = names.split(token)
-        extra = ({stem(w) for w in split} | set(names.expand(token))) - set(split)
-        found = " ".join([names.identifier_text(token), *sorted(w for e in extra for w in e.split())])
-        memo[token] = found
+    return memo
+
+
+def _token_words(token: str, names: NameWords, memo: dict[str, str]) -> str:
+    split = names.split(token)
+    extra = ({stem(w) for w in split} | set(names.expand(token))) - set(split)
+    found = " ".join([names.identifier_text(token), *sorted(w for e in extra for w in e.split())])
+    memo[token] = found
     return found
 
 
@@ -52,7 +54,8 @@ def keyword_text(text: str, names: NameWords | None = None) -> str:
     """The text with every identifier followed by its words, their usual expansions and singulars, so `cust`
     and `customer` match CUST_STAT_CD and `invoices` matches INV_HDR."""
     names = names or default_name_words()
-    return " ".join(_token_words(token, names) for token in _TOKEN.findall(text))
+    memo = _memo(names)  # once per text: a card's texts hold thousands of identifiers
+    return " ".join([memo.get(token) or _token_words(token, names, memo) for token in _TOKEN.findall(text)])
 
 
 def _spelled(name: str, names: NameWords) -> str:

@@ -23,7 +23,7 @@ from search.values import indexed_values
 COMMON_WORD_SHARE = 0.05
 COMMON_WORD_MIN_CHUNKS = 2000
 #: New chunks sent per INSERT statement list (each chunk carries a 384-number vector, about 4 KB as text).
-INSERT_BATCH = 500
+INSERT_BATCH = 5000
 
 
 @dataclass

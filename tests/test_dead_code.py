@@ -44,6 +44,7 @@ INTERFACE_METHODS = {
     "is_valid_app_id": "botframework's CredentialProvider interface (bot/teams/credentials.py)",
     "is_authentication_disabled": "botframework's CredentialProvider interface (bot/teams/credentials.py)",
     "create_credentials": "botframework's ServiceClientCredentialsFactory interface (bot/teams/credentials.py)",
+    "bind_processor": "SQLAlchemy's TypeEngine interface (core/store/vectors.py)",
 }
 KINDS = {"function", "method", "class", "property", "import"}
 #: The command-line commands, found by name when they run (`tablescout.cli.COMMANDS`: module, function or Typer app).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import Dialect
@@ -47,3 +48,27 @@ def max_length_of(type_: sqltypes.TypeEngine[object]) -> int | None:
         length = type_.length
         return length if isinstance(length, int) else None
     return None
+
+
+#: Each dialect's facts per reflected type, keyed by the type's class and attributes: a catalog declares a few dozen
+#: types over hundreds of thousands of columns, and rendering a type costs as much as reading its column.
+_FACTS: WeakKeyDictionary[Dialect, dict[tuple[Any, ...], tuple[str, TypeFamily, int | None]]] = WeakKeyDictionary()
+_FACTS_KEPT = 10_000
+
+
+def type_facts(type_: sqltypes.TypeEngine[object], dialect: Dialect) -> tuple[str, TypeFamily, int | None]:
+    """(`data_type_of`, `family_of`, `max_length_of`) of the type, remembered per dialect for types whose attributes
+    are all hashable (the rest are worked out each time)."""
+    known = _FACTS.get(dialect)
+    if known is None:
+        known = _FACTS[dialect] = {}
+    try:
+        key: tuple[Any, ...] | None = (type(type_), tuple(vars(type_).items()))
+        found = known.get(key)  # type: ignore[arg-type]
+    except TypeError:  # an attribute that cannot be hashed (an Enum's values, ...)
+        key, found = None, None
+    if found is None:
+        found = (data_type_of(type_, dialect), family_of(type_), max_length_of(type_))
+        if key is not None and len(known) < _FACTS_KEPT:
+            known[key] = found
+    return found

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from sqlalchemy.engine import Dialect, Inspector
 
 from catalog.connectors.base import ColumnInfo, ForeignKeyInfo, TableInfo, TableRef
-from catalog.connectors.families import data_type_of, family_of, max_length_of
+from catalog.connectors.families import type_facts
 
 #: Schemas that belong to the engine itself, compared lower-cased: PostgreSQL, MariaDB/MySQL, MSSQL (including its
 #: fixed database-role schemas) and Oracle basics. A dialect that needs more overrides the connector's `_schemas`.
@@ -65,17 +65,20 @@ def list_refs(inspector: Inspector, schemas: Iterable[str | None]) -> list[Table
 
 
 def read_columns(inspector: Inspector, ref: TableRef, dialect: Dialect) -> tuple[ColumnInfo, ...]:
-    return tuple(
-        ColumnInfo(
-            name=col["name"],
-            data_type=data_type_of(col["type"], dialect),
-            family=family_of(col["type"]),
-            nullable=bool(col.get("nullable", True)),
-            comment=col.get("comment") or None,
-            max_length=max_length_of(col["type"]),
+    columns = []
+    for col in inspector.get_columns(ref.name, schema=ref.schema):
+        data_type, family, max_length = type_facts(col["type"], dialect)
+        columns.append(
+            ColumnInfo(
+                name=col["name"],
+                data_type=data_type,
+                family=family,
+                nullable=bool(col.get("nullable", True)),
+                comment=col.get("comment") or None,
+                max_length=max_length,
+            )
         )
-        for col in inspector.get_columns(ref.name, schema=ref.schema)
-    )
+    return tuple(columns)
 
 
 def _foreign_keys(inspector: Inspector, ref: TableRef) -> tuple[ForeignKeyInfo, ...]:

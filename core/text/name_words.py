@@ -46,11 +46,18 @@ def _model() -> Any:
     return segmenter
 
 
+_NAME_TOKEN = re.compile(r"[0-9A-Za-z_]+")
+
+
 def catalog_words(texts: Iterable[str]) -> set[str]:
     """Words the catalog writes apart somewhere: parts of split names and words of comments and purposes."""
     found: set[str] = set()
+    seen: set[str] = set()  # a catalog repeats its names across tables: each is split once
     for text in texts:
-        for token in re.findall(r"[0-9A-Za-z_]+", text):
+        for token in _NAME_TOKEN.findall(text):
+            if token in seen:
+                continue
+            seen.add(token)
             parts = split_identifier(token)
             if len(parts) > 1 or "_" in token:
                 found.update(p for p in parts if 2 <= len(p) <= 20 and _LETTERS.match(p))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     ARRAY,
     BigInteger,
@@ -22,6 +21,7 @@ from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, column_property, mapped_column
 
 from core.store.models.base import Base, created_at_column
+from core.store.vectors import Vector
 
 EMBEDDING_DIMENSIONS = 384
 TABLE_ROLES = ("live", "backup", "draft", "staging", "snapshot", "partition", "log", "view")

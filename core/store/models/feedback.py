@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import ARRAY, CheckConstraint, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.store.models.base import Base, created_at_column
 from core.store.models.catalog import EMBEDDING_DIMENSIONS
+from core.store.vectors import Vector
 
 RATINGS = ("good", "bad")
 EXAMPLE_STATUSES = ("proposed", "approved", "rejected")

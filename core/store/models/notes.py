@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.store.models.base import Base, created_at_column
 from core.store.models.catalog import EMBEDDING_DIMENSIONS
+from core.store.vectors import Vector
 
 
 class Note(Base):

@@ -93,8 +93,13 @@ def replace_columns(session: Session, columns: dict[int, Sequence[dict[str, Any]
 
 def mark_invisible(session: Session, source_id: int, listed: set[tuple[str, str]], now: datetime) -> list[str]:
     """Tables the source no longer lists leave search (their notes stay); returns their names."""
-    stmt = select(SourceTable).where(SourceTable.source_id == source_id, SourceTable.visible)
-    gone = [t for t in session.scalars(stmt) if (t.schema_name, t.name) not in listed]
+    # Names first: loading every visible row would read every card, for the few tables that went.
+    names = select(SourceTable.id, SourceTable.schema_name, SourceTable.name).where(
+        SourceTable.source_id == source_id, SourceTable.visible
+    )
+    ids = [i for i, schema, name in session.execute(names).all() if (schema, name) not in listed]
+    found = select(SourceTable).where(SourceTable.id.in_(ids)).order_by(SourceTable.schema_name, SourceTable.name)
+    gone = list(session.scalars(found)) if ids else []
     for table in gone:
         table.visible = False
         table.invisible_since = now
