@@ -14,7 +14,7 @@ shown as `core.cards.card_policies` says, with the reader's own counts (`viewer_
 
 from __future__ import annotations
 
-import copy
+import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -75,16 +75,9 @@ def _purpose(purpose: str, hidden_live: str | None, may_see: MaySee) -> str:
 
 
 def _tree_copy(value: Any) -> Any:
-    """A deep copy of a card's JSON tree (dicts, lists and immutable scalars), several times faster than
-    `copy.deepcopy`, which keeps a memo of every object it copies; anything else is copied by `copy.deepcopy`."""
-    kind = type(value)
-    if kind is dict:
-        return {key: _tree_copy(item) for key, item in value.items()}
-    if kind is list:
-        return [_tree_copy(item) for item in value]
-    if kind in (str, int, float, bool) or value is None:
-        return value
-    return copy.deepcopy(value)
+    """A deep copy of a card's JSON tree: a pickle round trip, done in C, twice as fast as copying it dict by dict
+    in Python and several times faster than `copy.deepcopy` (a search copies every card it shows)."""
+    return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))  # noqa: S301 (bytes made on this line)
 
 
 def card_for_viewer(

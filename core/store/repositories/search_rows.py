@@ -33,6 +33,17 @@ def written_count(name: str, value: int) -> Any:
     return bindparam(name, value, type_=Integer, literal_execute=True)
 
 
+#: What a search leaves unread on the tables it ranks: the card until a table is shown (`load_cards`), and what it
+#: never reads (the rendered card, the analysis facts, the copy evidence). Each is a large value the server would
+#: otherwise decompress for each of the few hundred ranked tables.
+_UNREAD = (
+    defer(SourceTable.card),
+    defer(SourceTable.card_text),
+    defer(SourceTable.facts),
+    defer(SourceTable.copy_evidence),
+)
+
+
 def visible_notes(platform: str | None, user_id: str | None) -> Any:
     """The condition on `Note` for the notes a viewer may read: the shared ones, and their own private ones (no
     private ones without a viewer, `platform` None)."""
@@ -55,7 +66,7 @@ def tables(session: Session, table_ids: Sequence[int], *, with_cards: bool = Tru
         return {}
     stmt = select(SourceTable).where(SourceTable.id.in_(table_ids))
     if not with_cards:
-        stmt = stmt.options(defer(SourceTable.card))
+        stmt = stmt.options(*_UNREAD)
     return {t.id: t for t in session.scalars(stmt)}
 
 
@@ -76,7 +87,7 @@ def tables_and_column_names(
     stmt = (
         select(SourceTable, case((SourceTable.id == any_id(wanted), names), else_=None))
         .where(SourceTable.id == any_id(table_ids))
-        .options(defer(SourceTable.card))
+        .options(*_UNREAD)
     )
     rows: dict[int, SourceTable] = {}
     columns: dict[int, frozenset[str]] = {}
