@@ -1,10 +1,10 @@
-"""Vectors sent to the store as text, written in a tenth of the time pgvector's own conversion takes.
+"""Vectors sent to the store as text, written in under a third of the time pgvector's own conversion takes.
 
 pgvector's SQLAlchemy type writes each of a vector's 384 numbers with `str(float)`, the shortest text that gives back
 the same 64-bit float: 0.4 ms a vector, 4.3 s for the 10,590 chunks of a 3,000-table catalog and about 2 ms of every
 search (its question, phrase and note vectors). The store keeps 32-bit floats, and nine significant digits give any
 32-bit float back exactly, so `vector_text` casts to 32 bits first and writes nine digits: the server stores the same
-numbers as before.
+numbers as before (1.2 s instead of 4.3 s for those chunks).
 """
 
 from __future__ import annotations
