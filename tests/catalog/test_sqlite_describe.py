@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sqlalchemy import URL, create_engine, event, inspect
 
-from catalog.connectors.base import TableRef
+from catalog.connectors.base import TableInfo, TableRef
 from catalog.connectors.introspection import read_table
 from catalog.connectors.sqlite import SqliteConnector
 
@@ -39,7 +39,7 @@ def _database(path: Path) -> Path:
     return path
 
 
-def _reflected(path: Path, ref: TableRef) -> object:
+def _reflected(path: Path, ref: TableRef) -> TableInfo:
     """What SQLAlchemy's own reflection gives, on an engine of its own."""
     engine = create_engine(URL.create("sqlite", database=str(path)))
     try:
@@ -59,10 +59,10 @@ def test_described_as_sqlalchemy_reflects_every_table(tmp_path: Path) -> None:
             described = connector.describe(ref)
             expected = _reflected(path, ref)
             assert (described.columns, described.primary_key, described.foreign_keys, described.unique) == (
-                expected.columns,  # type: ignore[attr-defined]
-                expected.primary_key,  # type: ignore[attr-defined]
-                expected.foreign_keys,  # type: ignore[attr-defined]
-                expected.unique,  # type: ignore[attr-defined]
+                expected.columns,
+                expected.primary_key,
+                expected.foreign_keys,
+                expected.unique,
             ), ref.name
         ord_info = connector.describe(TableRef(None, "ord", "table"))
         assert sorted((fk.columns, fk.ref_table, fk.ref_columns) for fk in ord_info.foreign_keys) == [
