@@ -1,9 +1,12 @@
-"""Each ranking of `search_batch.rankings` asked for alone, as the tests read them."""
+"""Each ranking of `search_batch.rankings` asked for alone, as the tests read them; the statements sent."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from core.access.users import UserRef
@@ -32,3 +35,19 @@ def note_hits(
 ) -> list[NoteHit]:
     notes = NoteQuery(query, vector, viewer, limit, min_similarity)
     return rankings(session, RankingQuery(source_ids, limit, notes=notes)).notes
+
+
+@contextmanager
+def statements(session: Session) -> Iterator[list[str]]:
+    """The statements the session sends inside the block, as they are sent."""
+    sent: list[str] = []
+    connection = session.connection()
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    event.listen(connection, "before_cursor_execute", seen)
+    try:
+        yield sent
+    finally:
+        event.remove(connection, "before_cursor_execute", seen)

@@ -3,14 +3,15 @@ the server keeps from the card, so deciding who sees a view reads no card, and t
 
 from __future__ import annotations
 
-from sqlalchemy import event, select, text
 from sqlalchemy import inspect as sa_inspect
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal, RoleGrants
 from core.config.file import Grant
 from core.store.models import Source, SourceTable
 from core.store.repositories import search_rows
+from tests.store.batch_support import statements
 
 NO_PAY = Principal(
     platform="slack", user_id="U1", roles=(RoleGrants("no_pay", (Grant(database="gen_cols", deny=["PAY_*"]),)),)
@@ -32,18 +33,9 @@ def test_kind_and_view_reads_follow_the_card_and_decide_who_sees_a_view(session:
     ids = [base.id, view.id]
     session.expire_all()
 
-    sent: list[str] = []
-    connection = session.connection()
-
-    def record(conn: object, cursor: object, statement: str, *args: object) -> None:
-        sent.append(statement)
-
-    event.listen(connection, "before_cursor_execute", record)
-    try:
+    with statements(session) as sent:
         rows, _ = search_rows.tables_and_column_names(session, ids, [])
         assert [NO_PAY.may_see_table("gen_cols", rows[i]) for i in ids] == [True, True]
-    finally:
-        event.remove(connection, "before_cursor_execute", record)
     assert len(sent) == 1  # deciding read no card: it was never loaded
     assert {"card", "card_text", "facts"} <= sa_inspect(rows[view.id]).unloaded
     assert (rows[view.id].card_kind, rows[view.id].view_reads) == ("view", [[None, "ORD_MST"]])

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import event, func, text
+from sqlalchemy import func, text
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
 
@@ -25,7 +23,7 @@ from core.store.models import (
 from core.store.repositories import search_batch, search_index, search_rows, search_stats, search_values
 from core.store.repositories import search_queries as queries
 from core.store.repositories.search_batch import NoteQuery, RankingQuery
-from tests.store.batch_support import keyword_hits_of, note_hits, semantic_among
+from tests.store.batch_support import keyword_hits_of, note_hits, semantic_among, statements
 
 WORDS = ("order", "customer", "invoice", "payment", "shipment", "stock", "employee", "ledger")
 
@@ -70,21 +68,6 @@ def catalog(session: Session) -> dict[str, Any]:
     invisible = {t.id for t in session.query(SourceTable).filter(SourceTable.visible.is_(False))}
     owner = {t.id: t.source_id for t in session.query(SourceTable).filter(SourceTable.source_id.in_(sources))}
     return {"sources": sources, "vectors": vectors, "invisible": invisible, "owner": owner, "rng": rng}
-
-
-@contextmanager
-def statements(session: Session) -> Iterator[list[str]]:
-    sent: list[str] = []
-    connection = session.connection()
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        sent.append(statement)
-
-    event.listen(connection, "before_cursor_execute", seen)
-    try:
-        yield sent
-    finally:
-        event.remove(connection, "before_cursor_execute", seen)
 
 
 def brute_force(catalog: dict[str, Any], query: list[float], source_ids: list[int]) -> list[tuple[int, float]]:
