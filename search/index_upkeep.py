@@ -18,6 +18,7 @@ from types import TracebackType
 
 from core.store.database import Store
 from core.store.repositories import search_index, search_queries, vector_index
+from core.store.repositories.chunk_copy import ChunkWriter
 from search.encoders import Embedder
 from search.indexing import IndexReport, apply_index, plan_index
 from search.refinement import refine_source
@@ -54,8 +55,10 @@ class IndexUpkeep:
         """Bring one source's search index up to date; with `fast`, new and changed chunks get its vectors and wait
         for refinement (search.refinement), which is best run before `close` while the index is set aside."""
         with vector_index.source_indexing(self.store.engine, source_id):
+            if fast is not None:
+                return self._index_fast(source_id, summary, embedder, fast)
             with self.store.transaction() as session:
-                plan = plan_index(session, source_id, summary, embedder, fast)
+                plan = plan_index(session, source_id, summary, embedder)
                 stored = search_queries.search_stats(session).total
                 if self.suspension is not None or not self._worth_setting_aside(plan.vectors_written, stored):
                     report = apply_index(session, plan)
@@ -68,6 +71,15 @@ class IndexUpkeep:
                 report = apply_index(session, plan)
             self.written += plan.vectors_written
             return report
+
+    def _index_fast(self, source_id: int, summary: str | None, embedder: Embedder, fast: Embedder) -> IndexReport:
+        """The fast pass writes no vector the vector index keeps, so nothing waits for a plan: new chunks are
+        written by a `ChunkWriter` batch by batch, the server making their full-text vectors while the next batch
+        is cut and embedded, all in one transaction."""
+        with self.store.transaction() as session:
+            with ChunkWriter(session) as writer:
+                plan = plan_index(session, source_id, summary, embedder, fast, sink=writer.send)
+            return apply_index(session, plan)
 
     def refine(self, source_id: int, embedder: Embedder) -> int:
         """Give the source's chunks still without their vector one (search.refinement), the index set aside first

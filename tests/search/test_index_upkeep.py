@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, select, text
 
 from catalog.analysis import AnalysisOptions
 from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
+from core.store.models import SearchChunk
 from core.store.repositories import vector_index
+from search import indexing
 from search.index_upkeep import BulkPolicy, IndexUpkeep
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.support import default_embedder, fast_embedder
@@ -199,3 +202,37 @@ def test_a_large_refinement_sets_the_vector_index_aside_and_the_fast_pass_does_n
     with engine.connect() as conn:
         assert _entries(conn) == conn.scalar(text("SELECT count(*) FROM search_chunks")) == report.index.fast
     assert all(chunk == nearest for chunk, nearest in _nearest_by_index(engine))
+
+
+def test_the_fast_pass_written_batch_by_batch_holds_what_its_plan_makes(
+    installation: Installation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "TABLES_PER_BATCH", 4)  # the sample's tables in many batches
+    with IndexUpkeep(installation.store) as run:
+        report = refresh_source(
+            installation.settings,
+            installation.store,
+            "erp",
+            SCHEMA_ONLY,
+            embedder=default_embedder(),
+            fast=fast_embedder(),
+            upkeep=run,
+            refine=False,
+        )
+    assert report.index is not None
+    assert report.source_id is not None
+    assert report.index.tables > 4 * 3
+    with installation.store.transaction() as session:
+        stored = session.execute(
+            select(SearchChunk.text, SearchChunk.fast_embedding, SearchChunk.embedding).where(
+                SearchChunk.source_id == report.source_id
+            )
+        ).all()
+        again = indexing.plan_index(session, report.source_id, None, default_embedder(), fast_embedder())
+    assert len(stored) == report.index.fast == report.index.embedded > 0
+    assert again.report.reused == len(stored)  # every chunk the plan makes, unchanged
+    assert again.report.embedded == 0
+    assert all(row.embedding is None for row in stored)
+    texts = [row.text for row in stored]
+    made = fast_embedder().embed(texts)
+    assert np.array_equal(np.asarray([row.fast_embedding for row in stored], dtype=np.float32), made)

@@ -10,7 +10,7 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from core.store.models import EMBEDDING_DIMENSIONS, SearchChunk, Source, SourceTable
-from core.store.repositories import search_index
+from core.store.repositories.chunk_copy import insert_chunks
 from core.store.vectors import vector_text
 
 
@@ -65,8 +65,8 @@ def test_new_chunks_are_copied_in_with_their_full_text_vector(session: Session) 
         }
         for ordinal in range(5)
     ]
-    search_index.insert_chunks(session, rows[:3])
-    search_index.insert_chunks(session, rows[3:])  # a second batch in the same transaction
+    insert_chunks(session, rows[:3])
+    insert_chunks(session, rows[3:])  # a second batch in the same transaction
     stored = session.execute(
         select(SearchChunk.ordinal, SearchChunk.text, SearchChunk.embedding, SearchChunk.fast_embedding)
         .where(SearchChunk.table_id == table.id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
@@ -29,51 +28,6 @@ def existing_chunks(session: Session, table_ids: Sequence[int]) -> dict[tuple[in
         SearchChunk.table_id.in_(table_ids)
     )
     return {(t, k, o): (i, text) for i, t, k, o, text in session.execute(stmt).all()}
-
-
-#: New chunks go through a temporary table: COPY cannot compute the full-text vector, the INSERT from it does.
-_NEW_CHUNKS = (
-    "CREATE TEMPORARY TABLE IF NOT EXISTS new_search_chunks (table_id integer, source_id integer, kind text, "
-    "ordinal integer, text text, keywords text, embedding vector, fast_embedding vector) ON COMMIT DELETE ROWS"
-)
-_COPY_CHUNKS = (
-    "COPY new_search_chunks (table_id, source_id, kind, ordinal, text, keywords, embedding, fast_embedding) FROM STDIN"
-)
-_FROM_NEW_CHUNKS = (
-    "INSERT INTO search_chunks (table_id, source_id, kind, ordinal, text, embedding, fast_embedding, tsv) "
-    "SELECT table_id, source_id, kind, ordinal, text, embedding, fast_embedding, to_tsvector('simple', keywords) "
-    "FROM new_search_chunks"
-)
-
-
-def insert_chunks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """New chunks (keys: table_id, source_id, kind, ordinal, text, keywords, embedding and fast_embedding, one of
-    the two vectors None), copied in and inserted in one statement, in the session's transaction; the full-text
-    vector is made from `keywords` by the server. An INSERT of many rows spent more time building its parameters
-    than the server spent storing them."""
-    if not rows:
-        return
-    session.execute(text(_NEW_CHUNKS))
-    raw = session.connection().connection.driver_connection
-    if not isinstance(raw, psycopg.Connection):  # the store always speaks psycopg (core.store.database)
-        raise TypeError(f"the metadata store's driver connection is {type(raw).__name__}, not psycopg's")
-    with raw.cursor() as cursor:
-        with cursor.copy(_COPY_CHUNKS) as copy:
-            for row in rows:
-                copy.write_row(
-                    (
-                        row["table_id"],
-                        row["source_id"],
-                        row["kind"],
-                        row["ordinal"],
-                        row["text"],
-                        row["keywords"],
-                        vector_text(row["embedding"]),
-                        vector_text(row["fast_embedding"]),
-                    )
-                )
-        cursor.execute(_FROM_NEW_CHUNKS)
-        cursor.execute("DELETE FROM new_search_chunks")  # a second batch in the same transaction starts empty
 
 
 def upsert_chunk(
