@@ -23,6 +23,17 @@ ANALYSIS_HARD_LIMIT_S = 3600
 TURN_LIMIT_MARGIN_S = 30
 #: The broker waits this much longer than the longest hard limit before redelivering.
 VISIBILITY_MARGIN_S = 10
+#: kombu's Redis transport looks for a dead worker's jobs on a tick of this many seconds (its
+#: `unacked_restore_interval`), scanning on every n-th tick (`unacked_restore_throttle`, 10 by default: every 100 s).
+RESTORE_TICK_S = 10
+
+
+def restore_throttle(visibility_s: int) -> int:
+    """Ticks between scans for jobs past their visibility timeout: the scan period is at most a tenth of the timeout
+    (never under one tick, never over kombu's 100 s), so a dead worker's job waits little more than its timeout."""
+    return max(1, min(10, visibility_s // (10 * RESTORE_TICK_S)))
+
+
 TURN_TASK = "tablescout.turns.run"
 DIRECTORY_SYNC_TASK = "tablescout.directory.sync"
 DELIVER_TASK = "tablescout.chat.deliver"
@@ -85,7 +96,12 @@ def time_limits(settings: Settings) -> dict[str, Any]:
 def configure(settings: Settings) -> None:
     limits = time_limits(settings)
     app.conf.task_annotations = limits["annotations"]
-    app.conf.broker_transport_options = {"visibility_timeout": limits["visibility_timeout"]}
+    visibility = limits["visibility_timeout"]
+    app.conf.broker_transport_options = {
+        "visibility_timeout": visibility,
+        "unacked_restore_interval": RESTORE_TICK_S,
+        "unacked_restore_throttle": restore_throttle(visibility),
+    }
     app.conf.broker_transport = TRANSPORT  # kombu's Redis transport, reconnecting after a broker restart
     app.conf.beat_schedule["chat-outbox-sweep"] |= {
         "schedule": settings.sweep_interval_s,

@@ -64,7 +64,8 @@ def test_a_worker_killed_mid_turn_is_replaced_and_one_answer_is_recorded(
 
     fake_anthropic.script(model)
     flush_broker()
-    # Short limits so the broker redelivers soon: deadline 5 s → hard limit 35 s → visibility timeout 46 s.
+    # Short limits so the broker redelivers soon: deadline 5 s → hard limit 35 s → visibility timeout 46 s, and
+    # the broker looks for jobs past it every 10 s (workers.app.restore_throttle; kombu alone: every 100 s).
     env = worker_environment(turn_world, fake_anthropic, turn_deadline_s=5, worker_visibility_timeout_s=46)
     turn_id = turn_world.submit("Which table holds orders?", thread="T_KILL")
     with running_worker(env, tmp_path / "first.log") as first:
@@ -73,7 +74,7 @@ def test_a_worker_killed_mid_turn_is_replaced_and_one_answer_is_recorded(
         first.kill()
     assert turn_world.turn(turn_id)["status"] == "running"
     with running_worker(env, tmp_path / "second.log"):
-        wait_until(lambda: _finished(turn_world, turn_id), 150, "the redelivered turn")
+        wait_until(lambda: _finished(turn_world, turn_id), 100, "the redelivered turn")
     stored = turn_world.turn(turn_id)
     assert stored["status"] == "answered"
     assert stored["answer"] == "ORD_MST holds the orders."
