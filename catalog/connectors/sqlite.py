@@ -33,7 +33,6 @@ from sqlalchemy.sql.elements import ColumnClause, ColumnElement
 from catalog.connectors.base import ColumnInfo, Sample, TableInfo, TableRef
 from catalog.connectors.generic import GenericConnector
 from catalog.connectors.sampling import BINARY_CUT, TEXT_CUT, batches, const, draw_ids, fetch, read_runs, source, thin
-from catalog.connectors.sqlite_pragmas import read_pragmas_once
 from catalog.connectors.sqlite_table_sql import read_table_sql_once
 from core.errors import SourceError
 
@@ -81,7 +80,6 @@ class SqliteConnector(GenericConnector):
 
         engine = create_engine(URL.create("sqlite", database=str(path)), creator=connect)
         read_table_sql_once(engine)
-        read_pragmas_once(engine)
         return engine
 
     def _install_session_settings(self, engine: Engine) -> None:
