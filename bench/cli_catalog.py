@@ -208,6 +208,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="with --searchable-only: runs of each checkout")
     parser.add_argument("--results", default="cli_catalog", help="Results file name without extension.")
     args = parser.parse_args()
+    if (args.before is not None or args.rounds != 1) and not args.searchable_only:
+        parser.error("--before and --rounds time the fast pass alone: add --searchable-only")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be 1 or more, not {args.rounds}")
+    if args.before is not None and not (args.before / "tablescout" / "__main__.py").is_file():
+        parser.error(f"--before {args.before} is not a checkout of tablescout (no tablescout/__main__.py)")
     databases = {p.name for p in SPIDER.iterdir() if (p / f"{p.name}.sqlite").exists()}
     spider = [q.question for q in questions("Spider 1.0 dev", databases)][: args.questions]
     lines = [json.dumps({"id": str(i), "question": q}) for i, q in enumerate(spider)]
