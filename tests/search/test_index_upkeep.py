@@ -19,7 +19,7 @@ from search import indexing
 from search.index_upkeep import BulkPolicy, IndexUpkeep
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.support import default_embedder, fast_embedder
-from workers.catalog_refresh import refresh_source
+from workers.catalog_refresh import RefreshReport, refresh_source
 
 SCHEMA_ONLY = AnalysisOptions(profile=False)
 #: A policy under which any run sets the index aside (the default waits for 10,000 chunk vectors).
@@ -64,6 +64,20 @@ def _refresh(installation: Installation, name: str, run: IndexUpkeep) -> int:
     assert report.analysis.error is None
     assert report.index is not None
     return report.index.embedded
+
+
+def _fast_pass(installation: Installation, run: IndexUpkeep) -> RefreshReport:
+    """The sample ERP analysed and indexed by the fast pass alone (left unrefined) in `run`."""
+    return refresh_source(
+        installation.settings,
+        installation.store,
+        "erp",
+        SCHEMA_ONLY,
+        embedder=default_embedder(),
+        fast=fast_embedder(),
+        upkeep=run,
+        refine=False,
+    )
 
 
 def _nearest_by_index(engine: Engine) -> list[tuple[int, int]]:
@@ -182,16 +196,7 @@ def test_a_large_refinement_sets_the_vector_index_aside_and_the_fast_pass_does_n
     engine = installation.store.engine
     migrated = _definition(engine)
     with IndexUpkeep(installation.store, EVERY_RUN) as run:
-        report = refresh_source(
-            installation.settings,
-            installation.store,
-            "erp",
-            SCHEMA_ONLY,
-            embedder=default_embedder(),
-            fast=fast_embedder(),
-            upkeep=run,
-            refine=False,
-        )
+        report = _fast_pass(installation, run)
         assert report.index is not None
         assert report.index.fast > 0
         assert report.source_id is not None
@@ -209,16 +214,7 @@ def test_the_fast_pass_written_batch_by_batch_holds_what_its_plan_makes(
 ) -> None:
     monkeypatch.setattr(indexing, "TABLES_PER_BATCH", 4)  # the sample's tables in many batches
     with IndexUpkeep(installation.store) as run:
-        report = refresh_source(
-            installation.settings,
-            installation.store,
-            "erp",
-            SCHEMA_ONLY,
-            embedder=default_embedder(),
-            fast=fast_embedder(),
-            upkeep=run,
-            refine=False,
-        )
+        report = _fast_pass(installation, run)
     assert report.index is not None
     assert report.source_id is not None
     assert report.index.tables > 4 * 3
