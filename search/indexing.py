@@ -50,7 +50,7 @@ class IndexPlan:
     new: list[dict[str, Any]] = field(default_factory=list)  # rows for `chunk_copy.insert_chunks`
     changed: list[tuple[int, int, str, int, str, str, list[float]]] = field(default_factory=list)
     stale: list[int] = field(default_factory=list)  # chunk ids whose table part is gone
-    values: set[tuple[int, str, str]] = field(default_factory=set)
+    values: set[search_values.IndexedValue] = field(default_factory=set)
     summary_vector: list[float] | None = None
     fast: bool = False  # the chunk vectors are the fast encoder's
 

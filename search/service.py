@@ -46,7 +46,7 @@ from search.request import validate_request
 from search.reranking import RERANK_DEPTH, rerank
 from search.source_choices import source_choices
 from search.text_rankings import RETRIEVE, text_rankings
-from search.values import VALUE_HITS, ValueMatch, matches_in, value_query, visible_matches
+from search.values import VALUE_HITS, ValueMatch, matches_in, value_query, value_ranking, visible_matches
 from search.viewer_cards import ViewerCards
 
 #: A term of digits and date punctuation only ("2024", "2024-03") is a filter value, not a name of anything: as a
@@ -168,12 +168,13 @@ def search_tables(
     values: dict[int, list[ValueMatch]] = {}
     if request.values:
         found = matches_in(request.question, others.values)
-        values = visible_matches(
-            principal, found, search_rows.tables(session, list(found), with_cards=False), names, reads
-        )
-        value_ranking = sorted(values, key=lambda t: (-max(len(m.value) for m in values[t]), -len(values[t]), t))
-        rankings.append((value_ranking, VALUE_WEIGHT))
-        for table_id in value_ranking:
+        holders = search_rows.tables(session, list(found), with_cards=False)
+        if not principal.operator:  # whether they may read a code's meaning is on the card: one statement for all
+            search_rows.load_cards(session, holders, [t for t in found if any(m.meaning for m in found[t])])
+        values = visible_matches(principal, found, holders, names, reads)
+        by_value = value_ranking(values)
+        rankings.append((by_value, VALUE_WEIGHT))
+        for table_id in by_value:
             matched.setdefault(table_id, set()).add("value")
     fused = reciprocal_rank_fusion(rankings)
     order = sorted(fused, key=lambda t: (-fused[t], t))

@@ -1,8 +1,13 @@
 """Value matching: a question naming a value ("Busan", "CJ Logistics", "VIP") finds the table and column holding it.
 
 Analysis keeps the distinct short text values of each column's bounded profiling sample on the card (`values`,
-`catalog.profiling.INDEXED_VALUES` at most); indexing copies them into a full-text index. A value matches when every
-one of its words is in the question, so "orders shipped to Busan" matches `Busan` but not `Busan Port Office`.
+`catalog.profiling.INDEXED_VALUES` at most) and, for a code column, each code with its meaning (`codes`); indexing
+copies them into a full-text index, a code under its meaning. A value matches when every one of its words is in the
+question, so "orders shipped to Busan" matches `Busan` but not `Busan Port Office`, and "orders paid by credit card"
+matches the payment code `01` of the orders table, whose meaning is "Credit card", beside the code table's label
+"Credit card". Of the two, the table holding the code ranks first (`value_ranking`): the question counts orders, and
+the code table only spells out what the code means. A meaning is a signal only for a reader who may read it on the
+card (`core.cards.card_view`: not from a code table they may not see or read in full).
 Values are never a signal for a reader who may not see them: not from a table they may not see, not from a column
 masked for them, and, where a row filter applies to a table for them or it is a view over filtered or masked tables
 (the sample was read from every row), only when their own SQL finds the value (`core.access.viewer_facts.ViewerReads`,
@@ -20,10 +25,11 @@ from sqlalchemy.orm import Session
 
 from core.access.permissions import Principal
 from core.access.viewer_facts import ViewerReads
-from core.cards.card_view import rows_differ_for
+from core.cards.card_policies import meanings_readable
+from core.cards.card_view import codes_visible, policies_of, rows_differ_for
 from core.store.models import SourceTable
 from core.store.repositories.search_batch import RankingQuery, rankings
-from core.store.repositories.search_values import ValueHit
+from core.store.repositories.search_values import IndexedValue, ValueHit
 from search.query_text import STOPWORDS, stem
 
 #: Value hits read per search; enough for every table a question's values could name.
@@ -35,20 +41,33 @@ _TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
 class ValueMatch:
     table_id: int
     column: str
-    value: str
+    value: str  # what the column holds: the value, or the code whose meaning the question names
+    meaning: str | None = None
+
+    @property
+    def said(self) -> str:
+        """The text the question named: the code's meaning, or the value itself."""
+        return self.meaning or self.value
 
     def contract(self) -> dict[str, str]:
-        return {"column": self.column, "value": self.value}
+        found = {"column": self.column, "value": self.value}
+        return found | {"meaning": self.meaning} if self.meaning is not None else found
 
 
-def indexed_values(tables: Iterable[tuple[int, dict[str, Any]]]) -> set[tuple[int, str, str]]:
-    """(table id, column, value) for every value kept on the cards of `tables`."""
-    wanted: set[tuple[int, str, str]] = set()
+def indexed_values(tables: Iterable[tuple[int, dict[str, Any]]]) -> set[IndexedValue]:
+    """(table id, column, value, None) for every value kept on the cards of `tables`, and (table id, column, code,
+    meaning) for every code with a meaning worth matching."""
+    wanted: set[IndexedValue] = set()
     for table_id, card in tables:
         for column in card.get("columns", []):
+            name = str(column["name"])[:128]
             for value in column.get("values") or []:
                 if _letters(str(value)):
-                    wanted.add((table_id, str(column["name"])[:128], str(value)))
+                    wanted.add((table_id, name, str(value), None))
+            for code in column.get("codes") or []:
+                meaning = str(code.get("meaning") or "")
+                if _letters(meaning) and meaning.casefold() != str(code.get("code")).casefold():
+                    wanted.add((table_id, name, str(code.get("code")), meaning))
     return wanted
 
 
@@ -85,11 +104,30 @@ def matches_in(question: str, hits: Sequence[ValueHit]) -> dict[int, list[ValueM
     asked = _tokens(question)
     found: dict[int, list[ValueMatch]] = {}
     for hit in hits:
-        words = {w.lower() for w in _TOKEN.findall(hit.value)}
+        words = {w.lower() for w in _TOKEN.findall(hit.meaning or hit.value)}
         if not words or not words <= asked:
             continue
-        found.setdefault(hit.table_id, []).append(ValueMatch(hit.table_id, hit.column, hit.value))
+        found.setdefault(hit.table_id, []).append(ValueMatch(hit.table_id, hit.column, hit.value, hit.meaning))
     return found
+
+
+def value_ranking(values: dict[int, list[ValueMatch]]) -> list[int]:
+    """The tables holding values the question names, best first: the longest text named first; of equal ones, a
+    table whose matches only spell out what codes of another matched table mean (a code table's "Credit card"
+    beside the orders' payment code meaning it) after that table; then the table naming more values."""
+
+    coded: dict[str, set[int]] = {}  # a meaning named → the tables holding a code with it
+    for table_id, found in values.items():
+        for m in found:
+            if m.meaning:
+                coded.setdefault(m.meaning.casefold(), set()).add(table_id)
+
+    def spells_out_codes(table_id: int) -> bool:
+        return all(
+            m.meaning is None and bool(coded.get(m.value.casefold(), set()) - {table_id}) for m in values[table_id]
+        )
+
+    return sorted(values, key=lambda t: (-max(len(m.said) for m in values[t]), spells_out_codes(t), -len(values[t]), t))
 
 
 def visible_matches(
@@ -111,11 +149,35 @@ def visible_matches(
             continue
         masks = principal.column_masks(database, row.name, [m.column for m in found], schema)
         kept = [m for m in found if masks.get(m.column) is None]
+        if any(m.meaning is not None for m in kept):
+            kept = _meanings_readable(principal, database, row, kept)
         if kept and rows_differ_for(principal, database, row):
             kept = [] if reads is None else _held(reads, database, row, kept)
         if kept:
-            shown[table_id] = sorted(kept, key=lambda m: -len(m.value))
+            shown[table_id] = sorted(kept, key=lambda m: -len(m.said))
     return shown
+
+
+def _meanings_readable(
+    principal: Principal, database: str, row: SourceTable, matches: list[ValueMatch]
+) -> list[ValueMatch]:
+    """`matches` without the meanings the principal may not read on the card of `row` (`core.cards.card_view`: a
+    meaning read from a code table they may not see, or do not read in full, is left out of their card)."""
+    if principal.operator:
+        return matches
+    columns = {str(c.get("name")): c for c in (row.card or {}).get("columns") or []}
+    policies = policies_of(principal, database)
+
+    def readable(column: dict[str, Any] | None) -> bool:
+        may_see = lambda schema, name: principal.may_see(database, name, schema)  # noqa: E731
+        return (
+            column is not None
+            and codes_visible(column, may_see)
+            and (policies is None or meanings_readable(column, policies))
+        )
+
+    shown = {name for name in {m.column for m in matches if m.meaning is not None} if readable(columns.get(name))}
+    return [m for m in matches if m.meaning is None or m.column in shown]
 
 
 def _held(reads: ViewerReads, database: str, row: SourceTable, matches: list[ValueMatch]) -> list[ValueMatch]:

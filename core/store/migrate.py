@@ -26,7 +26,7 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "alembic_version"
 #: The newest migration's revision, for the light commands' check (core.store.light_store), which should not even
 #: read the scripts; tests/core/test_migrations.py fails until a new migration's revision is written here.
-HEAD_REVISION = "0019"
+HEAD_REVISION = "0020"
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

@@ -1,5 +1,6 @@
 """The search signals beyond meaning and words: names written as one run, link tables brought in through the join
-graph, values that only rows hold (and never for a reader who may not see them), and the question's parts."""
+graph, values that only rows hold and codes whose meanings the question names (never for a reader who may not see
+them), and the question's parts."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from core.text.name_words import NameWords, catalog_words
 from search.decomposition import decompose, phrases
 from search.join_expansion import named_column
 from search.service import SearchResult
+from search.values import ValueMatch, value_ranking
 from tests.search.conftest import World, one_source_world
 
 ROLES = """\
@@ -54,12 +56,14 @@ def _build(path: Path) -> None:
             CREATE TABLE ACCOUNTSRECEIVABLEAGING (AGINGID INTEGER PRIMARY KEY, DAYSOVERDUE INTEGER,
                                                   OPENAMOUNT NUMERIC);
             CREATE TABLE LOC_REF (LOC_CD TEXT PRIMARY KEY, LOC_NM TEXT);
+            CREATE TABLE WARD_STAY (STAYID INTEGER PRIMARY KEY, LOC_CD TEXT REFERENCES LOC_REF(LOC_CD), NIGHTS INTEGER);
             """
         )
         for name in FILLER:
             conn.execute(f"CREATE TABLE {name} (ID INTEGER PRIMARY KEY, HASDESCRIPTION TEXT, HASAMOUNT NUMERIC)")
         for code, city in (("L01", "Busan"), ("L02", "Daegu"), ("L03", "Gwangju"), ("L04", "Incheon")):
             conn.execute("INSERT INTO LOC_REF VALUES (?, ?)", (code, city))
+        conn.executemany("INSERT INTO WARD_STAY VALUES (?, ?, ?)", [(i, f"L0{i % 3 + 1}", i % 5) for i in range(60)])
 
 
 @pytest.fixture(scope="module")
@@ -118,15 +122,39 @@ def test_a_link_table_no_question_names_comes_in_through_the_join_graph(clinic: 
 
 
 def test_a_value_only_a_row_holds_brings_its_table_in(clinic: World) -> None:
-    question = "what happened in Daegu last week?"
+    question = "what happened in Incheon last week?"  # a city no ward stay is coded with
     without = clinic.search(question, databases=["clinic"], k=3, values=False)
     assert all("value" not in c.matched_by and not c.values for c in without.candidates)
     result = clinic.search(question, databases=["clinic"], k=3)
     assert names(result)[0] == "LOC_REF"
     found = result.candidates[0]
     assert "value" in found.matched_by
-    assert found.values == [{"column": "LOC_NM", "value": "Daegu"}]
+    assert found.values == [{"column": "LOC_NM", "value": "Incheon"}]
     assert found.contract()["values"] == found.values
+
+
+def test_a_code_whose_meaning_the_question_names_puts_its_table_before_the_code_table(clinic: World) -> None:
+    question = "what happened in Daegu last week?"
+    without = clinic.search(question, databases=["clinic"], k=3, values=False)
+    assert all(not c.values for c in without.candidates)
+    result = clinic.search(question, databases=["clinic"], k=3)
+    assert names(result)[:2] == ["WARD_STAY", "LOC_REF"]
+    stays, places = result.candidates[:2]
+    assert "value" in stays.matched_by
+    assert stays.values == [{"column": "LOC_CD", "value": "L02", "meaning": "Daegu"}]  # the code the rows hold
+    assert places.values == [{"column": "LOC_NM", "value": "Daegu"}]
+
+
+def test_a_code_table_spelling_out_a_meaning_another_table_holds_ranks_after_it() -> None:
+    labels = [ValueMatch(1, "CODE_NM", "Credit card"), ValueMatch(1, "CODE_NM", "Paid")]
+    orders = [ValueMatch(2, "PAY_CD", "01", "Credit card"), ValueMatch(2, "STAT_CD", "20", "Paid")]
+    city = [ValueMatch(3, "CITY", "Busan")]
+    assert value_ranking({1: labels, 2: orders, 3: city}) == [2, 1, 3]  # the longest text named still leads
+    # a label no other table holds as a code's meaning is a value like any other: the table naming more comes first
+    assert value_ranking({1: labels, 4: [ValueMatch(4, "NOTE", "Credit card")]}) == [1, 4]
+    # nor is a table whose own code means what it spells out
+    both = [ValueMatch(6, "PAY_NM", "Credit card"), ValueMatch(6, "PAY_CD", "01", "Credit card")]
+    assert value_ranking({6: both, 7: [ValueMatch(7, "PAY_CD", "01", "Credit card")]}) == [6, 7]
 
 
 @pytest.mark.parametrize("user", ["U_MASKED", "U_DENIED"])
@@ -142,6 +170,11 @@ def test_a_value_the_reader_may_not_see_brings_nothing(clinic: World, user: str)
     assert result.denied_tables == without.denied_tables
     if user == "U_DENIED":
         assert "LOC_REF" not in names(result)
+    # the ward stays' code meanings come from the code table: no signal for a reader who may not read them there
+    wide = clinic.search(question, databases=["clinic"], k=8, user=user)
+    stays = next(c for c in wide.candidates if c.table == "WARD_STAY")
+    assert not stays.values
+    assert "value" not in stays.matched_by
 
 
 def test_quoted_and_capitalised_words_are_values() -> None:

@@ -176,7 +176,15 @@ def test_a_searchs_rankings_notes_and_values_come_in_one_statement_as_each_alone
     session.add(note)
     session.flush()
     session.add(NoteTable(note_id=note.id, table_id=table_id))
-    search_values.sync_values(session, sources[0], {(table_id, "region", "north ledger"), (table_id, "kind", "ledger")})
+    search_values.sync_values(
+        session,
+        sources[0],
+        {
+            (table_id, "region", "north ledger", None),
+            (table_id, "kind", "ledger", None),
+            (table_id, "pay_cd", "01", "ledger"),
+        },
+    )
     session.flush()
     texts = ["invoice | ledger", "payment"]
     vectors = [_unit(rng), _unit(rng)]
@@ -190,7 +198,12 @@ def test_a_searchs_rankings_notes_and_values_come_in_one_statement_as_each_alone
     assert together.among == semantic_among(session, vectors, sorted(found))
     assert together.notes == note_hits(session, "ledger", notes.vector, sources, None, 10, -1.0)
     assert [h.text for h in together.notes] == ["ledger entries by month"] * 2  # by words first, then by meaning
-    assert [(v.value, v.column) for v in together.values] == [("ledger", "kind"), ("north ledger", "region")]
+    # a code is found by its meaning, and comes back as the code with that meaning
+    assert [(v.value, v.column, v.meaning) for v in together.values] == [
+        ("ledger", "kind", None),
+        ("01", "pay_cd", "ledger"),
+        ("north ledger", "region", None),
+    ]
     assert together.values == search_batch.rankings(session, RankingQuery(sources, 0, values=("'ledger'", 50))).values
 
 

@@ -85,6 +85,12 @@ def _private_candidate_line(rank: int, candidate: Candidate) -> list[str]:
     return lines
 
 
+def _held_value(value: dict[str, str]) -> str:
+    """A value the question names as the candidate holds it: `STATUS_CODE = '90' (Cancelled)` for a code's meaning."""
+    held = f"{value['column']} = {value['value']!r}"
+    return f"{held} ({value['meaning']})" if value.get("meaning") else held
+
+
 def _candidate_line(rank: int, candidate: Candidate, compact: bool = False) -> list[str]:
     role = candidate.role if candidate.copy_of is None else f"{candidate.role} of {candidate.copy_of}"
     head = " ".join(candidate.head.split())
@@ -101,7 +107,7 @@ def _candidate_line(rank: int, candidate: Candidate, compact: bool = False) -> l
         shown = list(candidate.watch.items())[: 1 if compact else 3]
         lines.append("   watch: " + "; ".join(f"{k}: {v}" for k, v in shown))
     if candidate.values:
-        lines.append("   holds: " + "; ".join(f"{v['column']} = {v['value']!r}" for v in candidate.values[:3]))
+        lines.append("   holds: " + "; ".join(_held_value(v) for v in candidate.values[:3]))
     if candidate.through:
         lines.append("   joins " + " and ".join(candidate.through[:3]))
     for note in candidate.notes[:3]:

@@ -63,6 +63,16 @@ def shown_columns(table: SchemaTable) -> list[dict[str, Any]]:
     return [c for c in columns if c["name"] in kept]
 
 
+def _found_line(table: SchemaTable, value: dict[str, str]) -> str:
+    """A value the question names as a comment of the compact schema: where it is held, and as which code."""
+    where = f"{table.name}.{value['column']}"
+    if value.get("meaning"):
+        return f"-- the question's {value['meaning']!r} is the code {value['value']!r} of {where}"
+    if value.get("said"):
+        return f"-- the question's {value['said']!r} is the value {value['value']!r} of {where}"
+    return f"-- the question's {value['value']!r} is a value of {where}"
+
+
 def _column_line(column: dict[str, Any], primary: Sequence[str], references: dict[str, str]) -> str:
     line = f"  {_quoted(column['name'])} {column.get('type') or ''}".rstrip()
     if list(primary) == [column["name"]]:
@@ -189,13 +199,7 @@ def render(context: ToolContext, source: Source, tables: Sequence[SchemaTable], 
         if rows:
             block.append(f"/* {len(rows) - 1} example rows of {table.name}:\n" + "\n".join(rows) + "\n*/")
         parts.append("\n".join(block))
-    found = [
-        f"-- the question's {v['said']!r} is the value {v['value']!r} of {t.name}.{v['column']}"
-        if v.get("said")
-        else f"-- the question's {v['value']!r} is a value of {t.name}.{v['column']}"
-        for t in tables
-        for v in t.values[:3]
-    ]
+    found = [_found_line(t, v) for t in tables for v in t.values[:3]]
     if found:
         parts.append("\n".join(found))
     return "\n\n".join(parts)

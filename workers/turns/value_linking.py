@@ -145,7 +145,7 @@ def linked_values(context: ToolContext, question: str, source_ids: Sequence[int]
     linked = []
     for table_id, matches in shown.items():
         for match in matches:
-            said = next((k for k, latin in words if _plain(latin) == _plain(match.value)), "")
+            said = next((k for k, latin in words if _plain(latin) == _plain(match.said)), match.meaning or "")
             linked.append(LinkedValue(rows[table_id].name, match.column, match.value, said))
     return linked
 

@@ -169,7 +169,9 @@ class CommonWord(Base):
 
 
 class SearchValue(Base):
-    """A distinct short text value of a column, from the profiling sample: "Busan" finds the table that holds it."""
+    """A distinct short text value of a column, from the profiling sample: "Busan" finds the table that holds it. A
+    code column's codes are kept with their meanings (`meaning`, searched in place of the code): "paid by credit
+    card" finds the orders whose payment code `01` means "Credit card"."""
 
     __tablename__ = "search_values"
     __table_args__ = (Index("ix_search_values_tsv", "tsv", postgresql_using="gin"),)
@@ -179,4 +181,5 @@ class SearchValue(Base):
     table_id: Mapped[int] = mapped_column(ForeignKey("source_tables.id", ondelete="CASCADE"), index=True)
     column_name: Mapped[str] = mapped_column(String(128))
     value: Mapped[str] = mapped_column(Text)
+    meaning: Mapped[str | None] = mapped_column(Text)
     tsv: Mapped[Any] = mapped_column(TSVECTOR)

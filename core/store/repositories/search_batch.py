@@ -84,8 +84,18 @@ class RankingRows:
     fast: list[Hit] = field(default_factory=list)
 
 
-def _row(kind: str, part: Any, table_id: Any, score: Any, source_id: Any, key: Any, first: Any, second: Any) -> Any:
-    """One branch's columns in the shape every branch shares."""
+def _row(
+    kind: str,
+    part: Any,
+    table_id: Any,
+    score: Any,
+    source_id: Any,
+    key: Any,
+    first: Any,
+    second: Any,
+    third: Any = None,
+) -> Any:
+    """One branch's columns in the shape every branch shares (`first`, `second`, `third`: a branch's own texts)."""
     return (
         literal(kind).label("kind"),
         cast(part, Integer).label("part"),
@@ -95,6 +105,7 @@ def _row(kind: str, part: Any, table_id: Any, score: Any, source_id: Any, key: A
         cast(key, Integer).label("key"),
         cast(first, Text).label("first"),
         cast(second, Text).label("second"),
+        cast(null() if third is None else third, Text).label("third"),
     )
 
 
@@ -228,6 +239,7 @@ def _statement(shape: _Shape) -> Any:
                     values.c.id,
                     values.c.column_name,
                     values.c.value,
+                    values.c.meaning,
                 )
             )
         )
@@ -250,7 +262,7 @@ def rankings(session: Session, query: RankingQuery) -> RankingRows:
     notes: list[tuple[int, float, NoteHit]] = []
     values: list[tuple[float, int, ValueHit]] = []
     rows = session.execute(statement, _values(query, shape)).all()
-    for kind, part, table_id, score, source_id, key, first, second in rows:
+    for kind, part, table_id, score, source_id, key, first, second, third in rows:
         value = float(score)
         if kind == _KEYWORD:
             found.keyword[part].append(Hit(table_id, value))
@@ -261,7 +273,7 @@ def rankings(session: Session, query: RankingQuery) -> RankingRows:
         elif kind == _NOTE:
             notes.append((part, value, NoteHit(key, table_id, value, first)))
         else:
-            values.append((value, key, ValueHit(source_id, table_id, first, second, value)))
+            values.append((value, key, ValueHit(source_id, table_id, first, second, value, third)))
     # UNION ALL keeps each branch's rows but not their order across branches: each ranking is put back in order.
     for hits in (*found.keyword, *found.among, found.fast):
         hits.sort(key=lambda h: (-h.score, h.table_id))
