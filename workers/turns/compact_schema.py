@@ -63,11 +63,14 @@ def shown_columns(table: SchemaTable) -> list[dict[str, Any]]:
     return [c for c in columns if c["name"] in kept]
 
 
-def _found_line(table: SchemaTable, value: dict[str, str]) -> str:
+def named_value_line(table: SchemaTable, value: dict[str, str]) -> str:
     """A value the question names as a comment of the compact schema: where it is held, and as which code."""
     where = f"{table.name}.{value['column']}"
-    if value.get("meaning"):
-        return f"-- the question's {value['meaning']!r} is the code {value['value']!r} of {where}"
+    meaning = value.get("meaning")
+    if meaning:
+        said = value.get("said") or meaning
+        means = f" ({meaning})" if said != meaning else ""
+        return f"-- the question's {said!r} is the code {value['value']!r}{means} of {where}"
     if value.get("said"):
         return f"-- the question's {value['said']!r} is the value {value['value']!r} of {where}"
     return f"-- the question's {value['value']!r} is a value of {where}"
@@ -199,7 +202,7 @@ def render(context: ToolContext, source: Source, tables: Sequence[SchemaTable], 
         if rows:
             block.append(f"/* {len(rows) - 1} example rows of {table.name}:\n" + "\n".join(rows) + "\n*/")
         parts.append("\n".join(block))
-    found = [_found_line(t, v) for t in tables for v in t.values[:3]]
+    found = [named_value_line(t, v) for t in tables for v in t.values[:3]]
     if found:
         parts.append("\n".join(found))
     return "\n\n".join(parts)

@@ -67,7 +67,8 @@ def link_values(guided: GuidedTurn, selection: Selection, question: str) -> None
     for table in selection.tables:
         for value in linked:
             if value.table.upper() == table.name.upper():
-                table.values.insert(0, {"column": value.column, "value": value.value, "said": value.said})
+                held = {"column": value.column, "value": value.value, "said": value.said}
+                table.values.insert(0, held | ({"meaning": value.meaning} if value.meaning else {}))
 
 
 def search_text(searched: str, candidates: Sequence[Any], denied: Sequence[str]) -> str:

@@ -151,9 +151,10 @@ def choose(
     selection = Selection(database=source.name, engine=source.engine, denied=list(result.denied_tables))
     selection.examples = [e for e in result.examples if e.database == source.name]
     selection.linked = [
-        LinkedValue(c.table, str(v["column"]), str(v["value"]), str(v.get("meaning") or ""))
+        LinkedValue(c.table, str(v["column"]), str(v["value"]), meaning, meaning)
         for c in by_database[database]
         for v in c.values
+        for meaning in [str(v.get("meaning") or "")]
     ]
     if prior is not None and prior.database == source.name:
         known = {t.name for t in tables}

@@ -121,12 +121,14 @@ def held_match(literal: str, held: Iterable[str]) -> str | None:
 
 @dataclass(frozen=True)
 class LinkedValue:
-    """A value of `table.column` the question names (`said`: as the question wrote it, when in another script)."""
+    """A value of `table.column` the question names (`said`: as the question wrote it, when in another script;
+    `meaning`: what the code `value` means, where the question named a code by its meaning)."""
 
     table: str
     column: str
     value: str
     said: str = ""
+    meaning: str = ""
 
 
 def linked_values(context: ToolContext, question: str, source_ids: Sequence[int]) -> list[LinkedValue]:
@@ -146,7 +148,7 @@ def linked_values(context: ToolContext, question: str, source_ids: Sequence[int]
     for table_id, matches in shown.items():
         for match in matches:
             said = next((k for k, latin in words if _plain(latin) == _plain(match.said)), match.meaning or "")
-            linked.append(LinkedValue(rows[table_id].name, match.column, match.value, said))
+            linked.append(LinkedValue(rows[table_id].name, match.column, match.value, said, match.meaning or ""))
     return linked
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from search.candidates import Candidate
-from workers.turns.compact_schema import SchemaTable, create_table
+from workers.turns.compact_schema import SchemaTable, create_table, named_value_line
 from workers.turns.selection import headers_first, leading_tables, live_first, value_holder_kept
 
 
@@ -56,6 +56,18 @@ def test_a_code_meaning_the_question_names_brings_the_table_coded_by_it() -> Non
     assert leading_tables(found, tables) == {"CODE_DTL", "ORD_MST"}
     plain = [table(c.table, ["ID"], ["ID"]) for c in found]
     assert leading_tables(found, plain) == {"CODE_DTL"}
+
+
+def test_a_code_the_question_names_by_its_meaning_is_written_as_the_code_the_rows_hold() -> None:
+    orders = SchemaTable("ORD_MST", None, {"columns": []})
+    card = {"column": "PAY_MTHD_CD", "value": "01", "meaning": "Credit card"}
+    assert named_value_line(orders, card) == "-- the question's 'Credit card' is the code '01' of ORD_MST.PAY_MTHD_CD"
+    korean = card | {"said": "신용카드"}
+    assert named_value_line(orders, korean) == (
+        "-- the question's '신용카드' is the code '01' (Credit card) of ORD_MST.PAY_MTHD_CD"
+    )
+    city = {"column": "SHIP_CITY", "value": "Busan"}
+    assert named_value_line(orders, city) == "-- the question's 'Busan' is a value of ORD_MST.SHIP_CITY"
 
 
 def test_partitions_and_logs_the_question_does_not_ask_for_are_left_out() -> None:
