@@ -19,7 +19,7 @@ from catalog import source_url
 from catalog.account_capabilities import AccountCheck
 from catalog.account_check import operator_warning
 from catalog.card_building import build_cards, persist
-from catalog.code_values import CodeTable, code_table_shape, fill_code_table
+from catalog.code_values import CodeTable, code_table_shape, fill_code_table, fill_group_names, group_name_columns
 from catalog.connectors import open_connector
 from catalog.connectors.base import Connector, TableInfo, TableRef
 from catalog.copy_detection import Judgement, TableFacts, detect_roles
@@ -166,7 +166,22 @@ def _code_tables(connector: Connector, measured: dict[str, Measured]) -> list[Co
         fill_code_table(shape, sample.columns, sample.rows)
         if shape.entries:
             tables.append(shape)
+            _name_groups(connector, measured, shape, item.info)
     return tables
+
+
+def _name_groups(connector: Connector, measured: dict[str, Measured], table: CodeTable, info: TableInfo) -> None:
+    """The names of a grouped code table's groups, from the table its group column refers to (`code_values`)."""
+    for other in measured.values():
+        columns = group_name_columns(table, info, other.info)
+        if columns is None:
+            continue
+        try:
+            sample = connector.sample(other.info.ref, list(columns), CODE_TABLE_ROWS)
+        except TablescoutError:
+            return
+        fill_group_names(table, (other.info.ref.schema, other.info.ref.name), columns, sample.columns, sample.rows)
+        return
 
 
 def _containment(

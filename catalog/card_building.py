@@ -69,6 +69,7 @@ class CodeFacts:
     sources: dict[str, str] = field(default_factory=dict)
     read_from: dict[str, list[list[str | None]] | None] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)  # {name, from: [schema, table]} of the group
 
 
 def _codes_for(
@@ -87,12 +88,13 @@ def _codes_for(
         if name not in columns:
             continue
         fk_target = next((fk.ref_table for fk in info.foreign_keys if name in fk.columns), None)
-        meanings, source, table = resolve_meanings(
-            info.ref.name, columns[name], [p[0] for p in pairs], code_tables, fk_target
-        )
+        resolved = resolve_meanings(info.ref.name, columns[name], [p[0] for p in pairs], code_tables, fk_target)
+        meanings, table = resolved.meanings, resolved.table
         codes[name] = [{"code": code, "meaning": meanings.get(code), "share": share} for code, share in pairs]
-        if source:
-            sources[name] = source
+        if resolved.source:
+            sources[name] = resolved.source
+        if table is not None and table.group_names_from and resolved.group in table.group_names:
+            found.groups[name] = {"name": table.group_names[resolved.group], "from": [*table.group_names_from]}
         if table is None:
             read_from[name] = []
             continue
@@ -143,6 +145,7 @@ def build_cards(
             code_sources=code_facts.sources,
             codes_from=code_facts.read_from,
             code_labels=code_facts.labels,
+            code_groups=code_facts.groups,
             reads=reads_of.get(key, []),
             column_reads=column_reads.get(key),
             watch=watch,

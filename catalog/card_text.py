@@ -40,7 +40,8 @@ def column_detail(column: dict[str, Any]) -> str:
         parts.append(", ".join(figures))
     if column.get("codes"):
         codes = [f"{c['code']}={c['meaning'] or '?'}" for c in column["codes"][:20]]
-        source = f" (from {column['codes_source']})" if column.get("codes_source") else " (meanings unknown)"
+        group = f", codes of {column['codes_group']}" if column.get("codes_group") else ""
+        source = f" (from {column['codes_source']}{group})" if column.get("codes_source") else " (meanings unknown)"
         parts.append("codes: " + ", ".join(codes) + source)
     elif column.get("frequent"):
         parts.append("frequent: " + ", ".join(f"{v} ({s:.0%})" for v, s in column["frequent"][:5]))

@@ -3,6 +3,10 @@
 A meaning comes, in order of trust, from a declared foreign key to a code table, a code table whose codes cover
 the column's values (the group named in the column comment first, then the group whose name shares words with
 the column), a `10=ordered, 20=paid` list in the column comment; otherwise it is left unknown.
+
+A code table partitioned by groups often names its groups in a table of their own, which its group column refers
+to by a declared key (CODE_DTL's CODE_GRP → CODE_MST: `PRD_CTGRY` is "Product category"). That name says what a
+column coded from the group holds: a question about "product categories" is about the products' category codes.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class CodeTable:
     entries: dict[str, dict[str, str]] = field(default_factory=dict)  # group ("" when none) → code → label
     schema: str | None = None  # None: the default schema
     kind: str = "table"  # "table" or "view"
+    group_names: dict[str, str] = field(default_factory=dict)  # group → its name (`fill_group_names`)
+    group_names_from: tuple[str | None, str] | None = None  # the (schema, table) the names were read from
 
     @property
     def qualified(self) -> str:
@@ -124,11 +130,56 @@ def fill_code_table(table: CodeTable, columns: Sequence[str], rows: Sequence[tup
         table.entries.setdefault(group, {})[str(code).strip()] = str(label)
 
 
+def group_name_columns(table: CodeTable, info: TableInfo, named: TableInfo) -> tuple[str, str] | None:
+    """(key, name) columns of `named`, when `table` (whose table is `info`) is partitioned by groups and its group
+    column refers by a declared key to `named`, which holds a text column of labels beside that key."""
+    if table.group_column is None:
+        return None
+    for fk in info.foreign_keys:
+        if list(fk.columns) != [table.group_column] or fk.ref_table.lower() != named.ref.name.lower():
+            continue
+        if fk.ref_schema and named.ref.schema and fk.ref_schema.lower() != named.ref.schema.lower():
+            continue
+        key = fk.ref_columns[0]
+        labels = [
+            c.name for c in named.columns if c.family == "text" and c.name != key and _raw_words(c.name) & LABEL_WORDS
+        ]
+        if labels:
+            return key, labels[0]
+    return None
+
+
+def fill_group_names(
+    table: CodeTable,
+    source: tuple[str | None, str],
+    columns: tuple[str, str],
+    sampled: Sequence[str],
+    rows: Sequence[tuple[object, ...]],
+) -> None:
+    """The names of the code table's groups, from `rows` (with columns `sampled`) of the table `source` that names
+    them in its `columns` (key, name)."""
+    key, name = (sampled.index(c) for c in columns)
+    names = {str(r[key]).strip(): str(r[name]) for r in rows if r[key] is not None and r[name] is not None}
+    table.group_names = {group: names[group] for group in table.entries if group in names}
+    table.group_names_from = source if table.group_names else None
+
+
 def _from_comment(comment: str | None, codes: set[str]) -> dict[str, str]:
     if not comment:
         return {}
     pairs = {k.strip(): v.strip() for k, v in COMMENT_PAIRS.findall(comment)}
     return pairs if codes and codes <= set(pairs) else {}
+
+
+@dataclass(frozen=True)
+class Meanings:
+    """Meanings for a column's codes: where they came from ("CODE_DTL group ORD_STAT", "column comment"), the code
+    table they were read from (None for a comment) and the group of that table."""
+
+    meanings: dict[str, str] = field(default_factory=dict)
+    source: str | None = None
+    table: CodeTable | None = None
+    group: str = ""
 
 
 def resolve_meanings(
@@ -137,14 +188,13 @@ def resolve_meanings(
     codes: list[str],
     code_tables: Sequence[CodeTable],
     fk_target: str | None,
-) -> tuple[dict[str, str], str | None, CodeTable | None]:
-    """Meanings for the codes, where they came from ("CODE_DTL group ORD_STAT", "column comment") and the code
-    table they were read from (None for a comment), or ({}, None, None)."""
+) -> Meanings:
+    """Meanings for the codes (none found: `Meanings()`)."""
     wanted = {c.strip() for c in codes}
     if not wanted:
-        return {}, None, None
+        return Meanings()
     comment = column.comment or ""
-    candidates: list[tuple[tuple[int, float, int], dict[str, str], str, CodeTable]] = []
+    candidates: list[tuple[tuple[int, float, int], dict[str, str], str, CodeTable, str]] = []
     for table in code_tables:
         if table.table == table_name:
             continue
@@ -157,14 +207,14 @@ def resolve_meanings(
             overlap = len(_words(group) & (_words(column.name) | _words(table_name))) if group else 0
             rank = (2 if by_fk else 1 if named else 0, covered, overlap)
             where = f"{table.table} group {group}" if group else table.table
-            candidates.append((rank, entries, where, table))
+            candidates.append((rank, entries, where, table, group))
     if candidates:
         candidates.sort(key=lambda c: c[0], reverse=True)
         best = candidates[0]
         ambiguous = len(candidates) > 1 and candidates[1][0] == best[0] and best[0][0] == 0
         if not ambiguous:
-            return {c: best[1][c] for c in wanted if c in best[1]}, best[2], best[3]
+            return Meanings({c: best[1][c] for c in wanted if c in best[1]}, best[2], best[3], best[4])
     from_comment = _from_comment(column.comment, wanted)
     if from_comment:
-        return {c: from_comment[c] for c in wanted}, "column comment", None
-    return {}, None, None
+        return Meanings({c: from_comment[c] for c in wanted}, "column comment")
+    return Meanings()

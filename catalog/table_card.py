@@ -4,7 +4,9 @@ A card is plain JSON (stored on the table row); `catalog.card_text` renders it f
 public contract: database, schema, table, kind, role, copy_of, copy_evidence, purpose, comment, row_count,
 row_count_exact, primary_key, foreign_keys, referenced_by, copies, columns, watch, joins, sample, skipped_reason,
 reads, column_reads. A column with codes names the tables their meanings were read from (`codes_from`) and the code
-table's column that holds them (`codes_label`); a view lists every table and view it reads (`reads`, None when that
+table's column that holds them (`codes_label`), and where its codes are one group of a code table whose groups are
+named in another table, the group's name (`codes_group`, "Product category") and that table (`codes_group_from`);
+a view lists every table and view it reads (`reads`, None when that
 could not be followed) and, per column, the base columns it is computed from (`column_reads`): who may see those
 and how they are masked decides what a reader sees of them (`core.cards.card_view`).
 """
@@ -46,6 +48,8 @@ class CardInputs:
     code_sources: dict[str, str] = field(default_factory=dict)
     codes_from: dict[str, list[list[str | None]] | None] = field(default_factory=dict)  # column → [[schema, table]]
     code_labels: dict[str, str] = field(default_factory=dict)  # column → the code table's column of meanings
+    #: column → the name of the code group its codes come from and the [schema, table] that names the group
+    code_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     reads: list[tuple[str | None, str]] | None = field(default_factory=list)  # a view: everything it reads
     #: A view: per column, the base columns ([schema, table, column]) it is computed from; None when not followed.
     column_reads: dict[str, list[list[str | None]]] | None = None
@@ -120,6 +124,9 @@ def build_card(inputs: CardInputs) -> dict[str, Any]:
             entry["codes_from"] = inputs.codes_from.get(column.name, [])
             if column.name in inputs.code_labels:
                 entry["codes_label"] = inputs.code_labels[column.name]
+            if column.name in inputs.code_groups:
+                entry["codes_group"] = inputs.code_groups[column.name]["name"]
+                entry["codes_group_from"] = inputs.code_groups[column.name]["from"]
         if column.name in inputs.watch:
             entry["watch"] = inputs.watch[column.name]
         columns.append(entry)

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from core.access.permissions import Principal
 from core.access.viewer_facts import ViewerReads
 from core.cards.card_policies import meanings_readable
-from core.cards.card_view import codes_visible, policies_of, rows_differ_for
+from core.cards.card_view import codes_visible, group_named, policies_of, rows_differ_for
 from core.store.models import SourceTable
 from core.store.repositories.search_batch import RankingQuery, rankings
 from core.store.repositories.search_values import IndexedValue, ValueHit
@@ -41,22 +41,30 @@ _TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
 class ValueMatch:
     table_id: int
     column: str
-    value: str  # what the column holds: the value, or the code whose meaning the question names
-    meaning: str | None = None
+    value: str  # what the column holds: the value, or the code whose meaning the question names ("": see below)
+    meaning: str | None = None  # the code's meaning, or with no value, the name of the column's group of codes
 
     @property
     def said(self) -> str:
-        """The text the question named: the code's meaning, or the value itself."""
+        """The text the question named: the code's meaning or group, or the value itself."""
         return self.meaning or self.value
 
+    @property
+    def group(self) -> bool:
+        """The question names the group of codes the column holds ("product category"), no one value of it."""
+        return not self.value and bool(self.meaning)
+
     def contract(self) -> dict[str, str]:
+        if self.group:
+            return {"column": self.column, "group": self.said}
         found = {"column": self.column, "value": self.value}
         return found | {"meaning": self.meaning} if self.meaning is not None else found
 
 
 def indexed_values(tables: Iterable[tuple[int, dict[str, Any]]]) -> set[IndexedValue]:
-    """(table id, column, value, None) for every value kept on the cards of `tables`, and (table id, column, code,
-    meaning) for every code with a meaning worth matching."""
+    """(table id, column, value, None) for every value kept on the cards of `tables`, (table id, column, code,
+    meaning) for every code with a meaning worth matching and (table id, column, "", name) for a column whose codes
+    are a named group of a code table (`catalog.code_values`)."""
     wanted: set[IndexedValue] = set()
     for table_id, card in tables:
         for column in card.get("columns", []):
@@ -68,6 +76,8 @@ def indexed_values(tables: Iterable[tuple[int, dict[str, Any]]]) -> set[IndexedV
                 meaning = str(code.get("meaning") or "")
                 if _letters(meaning) and meaning.casefold() != str(code.get("code")).casefold():
                     wanted.add((table_id, name, str(code.get("code")), meaning))
+            if column.get("codes_group") and _letters(str(column["codes_group"])):
+                wanted.add((table_id, name, "", str(column["codes_group"])))
     return wanted
 
 
@@ -168,23 +178,26 @@ def _meanings_readable(
     columns = {str(c.get("name")): c for c in (row.card or {}).get("columns") or []}
     policies = policies_of(principal, database)
 
-    def readable(column: dict[str, Any] | None) -> bool:
-        may_see = lambda schema, name: principal.may_see(database, name, schema)  # noqa: E731
-        return (
-            column is not None
-            and codes_visible(column, may_see)
-            and (policies is None or meanings_readable(column, policies))
-        )
+    def may_see(schema: str | None, name: str) -> bool:
+        return principal.may_see(database, name, schema)
 
-    shown = {name for name in {m.column for m in matches if m.meaning is not None} if readable(columns.get(name))}
-    return [m for m in matches if m.meaning is None or m.column in shown]
+    def readable(match: ValueMatch) -> bool:
+        column = columns.get(match.column)
+        if column is None or not codes_visible(column, may_see):
+            return False
+        if policies is not None and not meanings_readable(column, policies):
+            return False
+        return not match.group or "codes_group" in group_named(dict(column), may_see, policies)
+
+    return [m for m in matches if m.meaning is None or readable(m)]
 
 
 def _held(reads: ViewerReads, database: str, row: SourceTable, matches: list[ValueMatch]) -> list[ValueMatch]:
     by_column: dict[str, list[ValueMatch]] = {}
     for match in matches:
-        by_column.setdefault(match.column, []).append(match)
-    kept = []
+        if not match.group:
+            by_column.setdefault(match.column, []).append(match)
+    kept = [m for m in matches if m.group]  # the name of a column's codes, not a value its rows hold
     for column, found in by_column.items():
         present = reads.values_present(database, row, column, [m.value for m in found])
         kept += [m for m in found if m.value in present]

@@ -39,7 +39,18 @@ WITHHELD = "withheld"
 FREQUENT_SHOWN = 10
 #: Codes a column lists at most (as analysis keeps them, `catalog.code_values.MAX_CODES`).
 CODES_SHOWN = 40
-_VALUE_KEYS = ("stats", "frequent", "values", "codes", "codes_source", "codes_from", "codes_label", "watch")
+_VALUE_KEYS = (
+    "stats",
+    "frequent",
+    "values",
+    "codes",
+    "codes_source",
+    "codes_from",
+    "codes_label",
+    "codes_group",
+    "codes_group_from",
+    "watch",
+)
 #: Stats that describe how values are written, not what the rows hold.
 _FORMAT_STATS = ("date_text_format",)
 
@@ -91,7 +102,8 @@ def without_meanings(column: dict[str, Any]) -> dict[str, Any]:
     column["codes"] = [{**c, "meaning": None} for c in column.get("codes") or []]
     column["codes_source"] = None
     column["codes_from"] = []
-    column.pop("codes_label", None)
+    for key in ("codes_label", "codes_group", "codes_group_from"):
+        column.pop(key, None)
     return column
 
 

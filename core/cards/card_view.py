@@ -59,6 +59,21 @@ def codes_visible(column: dict[str, Any], may_see: MaySee) -> bool:
     return _visible_link(may_see, table)
 
 
+def group_named(column: dict[str, Any], may_see: MaySee, policies: DataPolicies | None) -> dict[str, Any]:
+    """`column` without its code group's name when that was read from a table the reader may not see, or may not
+    read in full (a row filter may hide the group's row, a mask its name)."""
+    named_in = column.get("codes_group_from")
+    if "codes_group" not in column:
+        return column
+    if isinstance(named_in, list) and len(named_in) == 2:
+        schema, name = (str(named_in[0]) if named_in[0] else None), str(named_in[1])
+        if may_see(schema, name) and (policies is None or not policies.restricted(schema, name)):
+            return column
+    column.pop("codes_group", None)
+    column.pop("codes_group_from", None)
+    return column
+
+
 def _purpose(purpose: str, hidden_live: str | None, may_see: MaySee) -> str:
     parts = purpose.split("; ")
     kept = []
@@ -105,7 +120,7 @@ def card_for_viewer(
     if isinstance(shown.get("purpose"), str):
         shown["purpose"] = _purpose(shown["purpose"], hidden_live, may_see)
     shown["columns"] = [
-        c
+        group_named(c, may_see, policies)
         if not c.get("codes") or (codes_visible(c, may_see) and (policies is None or meanings_readable(c, policies)))
         else without_meanings(c)
         for c in shown.get("columns") or []

@@ -150,7 +150,12 @@ def test_remark_is_flagged_and_status_codes_have_meanings(analysed: tuple[Instal
     assert "STATUS_CODE VARCHAR(2) " in text or "STATUS_CODE VARCHAR(2) |" in text
     status_line = next(line for line in text.splitlines() if line.startswith("- STATUS_CODE"))
     assert "codes: " in status_line
-    assert "(from CODE_DTL group ORD_STAT)" in status_line
+    assert "(from CODE_DTL group ORD_STAT, codes of Order status)" in status_line
+    # the group's name comes from the table CODE_DTL's group column refers to
+    assert status["codes_group"] == "Order status"
+    assert status["codes_group_from"] == [None, "CODE_MST"]
+    category = next(c for c in card(installation, "PRD_MST")["columns"] if c["name"] == "CTGRY_CD")
+    assert category["codes_group"] == "Product category"
 
 
 def test_other_traps_are_flagged(analysed: tuple[Installation, Any]) -> None:

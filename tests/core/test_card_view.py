@@ -66,3 +66,49 @@ def test_masks_and_filters_change_the_shown_card_only() -> None:
     amount = next(c for c in shown["columns"] if c["name"] == "ORD_AMT")
     assert amount["stats"] == {}  # min, max and distinct are read from every row
     assert "EMP_MST" not in shown["purpose"]
+
+
+def _coded() -> dict[str, Any]:
+    stored = _stored()
+    stored["columns"].append(
+        {
+            "name": "CTGRY_CD",
+            "type": "VARCHAR(4)",
+            "codes": [{"code": "B20", "meaning": "Electronics", "share": 0.5}],
+            "codes_source": "CODE_DTL group PRD_CTGRY",
+            "codes_from": [[None, "CODE_DTL"]],
+            "codes_label": "CODE_NM",
+            "codes_group": "Product category",
+            "codes_group_from": [None, "CODE_MST"],
+        }
+    )
+    return stored
+
+
+def _category(shown: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in shown["columns"] if c["name"] == "CTGRY_CD")
+
+
+def test_a_code_groups_name_is_shown_only_to_a_reader_who_reads_the_table_naming_it() -> None:
+    everyone = _category(card_for_viewer(_coded(), lambda schema, name: True))
+    assert everyone["codes_group"] == "Product category"
+    assert everyone["codes_group_from"] == [None, "CODE_MST"]
+    assert "codes_label" not in everyone  # analysis keeps it to decide, the reader is not shown it
+    # the group's names hidden: the meanings, read from the code table itself, stay
+    no_names = _category(card_for_viewer(_coded(), lambda schema, name: name != "CODE_MST"))
+    assert "codes_group" not in no_names
+    assert "codes_group_from" not in no_names
+    assert no_names["codes"][0]["meaning"] == "Electronics"
+    # the code table hidden: no meaning, and no group name either
+    no_codes = _category(card_for_viewer(_coded(), lambda schema, name: name != "CODE_DTL"))
+    assert no_codes["codes"][0]["meaning"] is None
+    assert "codes_group" not in no_codes
+    # a row filter on the table naming the groups may hide the group's row
+    policies = DataPolicies(
+        masks=lambda schema, table, columns: {},
+        filtered=lambda schema, table: table == "CODE_MST",
+        may_mask=lambda schema, table: False,
+    )
+    filtered = _category(card_for_viewer(_coded(), lambda schema, name: True, policies))
+    assert "codes_group" not in filtered
+    assert filtered["codes"][0]["meaning"] == "Electronics"

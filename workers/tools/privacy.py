@@ -39,7 +39,16 @@ RESULT_LEAD = "ok: the statement ran; its rows go to the user, not to you (priva
 #: Column statistics that describe a column without quoting a value of it.
 _SHAPE_STATS = ("null_ratio", "distinct", "avg_length", "negative_share", "date_text_format")
 #: Column entries that hold values (or say which values a code table has).
-_VALUE_ENTRIES = ("frequent", "values", "codes", "codes_from", "codes_label", "codes_source")
+_VALUE_ENTRIES = (
+    "frequent",
+    "values",
+    "codes",
+    "codes_from",
+    "codes_label",
+    "codes_source",
+    "codes_group",
+    "codes_group_from",
+)
 _SOFT_DELETE = re.compile(r"^(?P<lead>soft-delete/active flag)\s*\([^)]*\)", re.IGNORECASE)
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*")

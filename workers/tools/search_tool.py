@@ -86,7 +86,10 @@ def _private_candidate_line(rank: int, candidate: Candidate) -> list[str]:
 
 
 def _held_value(value: dict[str, str]) -> str:
-    """A value the question names as the candidate holds it: `STATUS_CODE = '90' (Cancelled)` for a code's meaning."""
+    """A value the question names as the candidate holds it: `STATUS_CODE = '90' (Cancelled)` for a code's meaning,
+    `CTGRY_CD: codes of Product category` for the name of a column's group of codes."""
+    if "group" in value:
+        return f"{value['column']}: codes of {value['group']}"
     held = f"{value['column']} = {value['value']!r}"
     return f"{held} ({value['meaning']})" if value.get("meaning") else held
 

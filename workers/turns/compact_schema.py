@@ -66,6 +66,8 @@ def shown_columns(table: SchemaTable) -> list[dict[str, Any]]:
 def named_value_line(table: SchemaTable, value: dict[str, str]) -> str:
     """A value the question names as a comment of the compact schema: where it is held, and as which code."""
     where = f"{table.name}.{value['column']}"
+    if "group" in value:
+        return f"-- the question's {value['group']!r} names what the codes of {where} are"
     meaning = value.get("meaning")
     if meaning:
         said = value.get("said") or meaning

@@ -154,6 +154,7 @@ def choose(
         LinkedValue(c.table, str(v["column"]), str(v["value"]), meaning, meaning)
         for c in by_database[database]
         for v in c.values
+        if "value" in v  # not the name of a column's group of codes
         for meaning in [str(v.get("meaning") or "")]
     ]
     if prior is not None and prior.database == source.name:

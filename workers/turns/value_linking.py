@@ -147,6 +147,8 @@ def linked_values(context: ToolContext, question: str, source_ids: Sequence[int]
     linked = []
     for table_id, matches in shown.items():
         for match in matches:
+            if match.group:
+                continue  # the name of a column's group of codes: no value to filter on
             said = next((k for k, latin in words if _plain(latin) == _plain(match.said)), match.meaning or "")
             linked.append(LinkedValue(rows[table_id].name, match.column, match.value, said, match.meaning or ""))
     return linked

@@ -66,6 +66,10 @@ def test_a_code_the_question_names_by_its_meaning_is_written_as_the_code_the_row
     assert named_value_line(orders, korean) == (
         "-- the question's '신용카드' is the code '01' (Credit card) of ORD_MST.PAY_MTHD_CD"
     )
+    products = SchemaTable("PRD_MST", None, {"columns": []})
+    assert named_value_line(products, {"column": "CTGRY_CD", "group": "Product category"}) == (
+        "-- the question's 'Product category' names what the codes of PRD_MST.CTGRY_CD are"
+    )
     city = {"column": "SHIP_CITY", "value": "Busan"}
     assert named_value_line(orders, city) == "-- the question's 'Busan' is a value of ORD_MST.SHIP_CITY"
 
