@@ -6,8 +6,10 @@ copies them into a full-text index, a code under its meaning. A value matches wh
 question, so "orders shipped to Busan" matches `Busan` but not `Busan Port Office`, and "orders paid by credit card"
 matches the payment code `01` of the orders table, whose meaning is "Credit card", beside the code table's label
 "Credit card". Of the two, the table holding the code ranks first (`value_ranking`): the question counts orders, and
-the code table only spells out what the code means. A meaning is a signal only for a reader who may read it on the
-card (`core.cards.card_view`: not from a code table they may not see or read in full).
+the code table only spells out what the code means. A column whose codes are a named group ("Product category",
+`catalog.code_values`) is kept under that name too, so "which product category has the most products" finds the
+products' category code before the code master naming the group. A meaning or a group's name is a signal only for
+a reader who may read it on the card (`core.cards.card_view`: not from a table they may not see or read in full).
 Values are never a signal for a reader who may not see them: not from a table they may not see, not from a column
 masked for them, and, where a row filter applies to a table for them or it is a view over filtered or masked tables
 (the sample was read from every row), only when their own SQL finds the value (`core.access.viewer_facts.ViewerReads`,
@@ -41,7 +43,7 @@ _TOKEN = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
 class ValueMatch:
     table_id: int
     column: str
-    value: str  # what the column holds: the value, or the code whose meaning the question names ("": see below)
+    value: str  # what the column holds: the value, or the code whose meaning the question names ("": `group`)
     meaning: str | None = None  # the code's meaning, or with no value, the name of the column's group of codes
 
     @property
@@ -171,8 +173,8 @@ def visible_matches(
 def _meanings_readable(
     principal: Principal, database: str, row: SourceTable, matches: list[ValueMatch]
 ) -> list[ValueMatch]:
-    """`matches` without the meanings the principal may not read on the card of `row` (`core.cards.card_view`: a
-    meaning read from a code table they may not see, or do not read in full, is left out of their card)."""
+    """`matches` without the meanings and group names the principal may not read on the card of `row`
+    (`core.cards.card_view`: those read from a table they may not see, or do not read in full, are left out)."""
     if principal.operator:
         return matches
     columns = {str(c.get("name")): c for c in (row.card or {}).get("columns") or []}

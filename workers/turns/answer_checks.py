@@ -33,7 +33,7 @@ from sqlglot.errors import SqlglotError
 from search.query_text import stem
 from workers.tools.base import SqlRecord
 from workers.tools.copy_rule import mentions
-from workers.turns.code_meanings import meaning_words, meant_codes, named_share, words
+from workers.turns.code_meanings import base_forms, meaning_words, meant_codes, named_share, words
 from workers.turns.date_use import DAY_LITERAL, Resolve, day_problems, undated_problems
 from workers.turns.join_checks import join_problems
 from workers.turns.question_shape import shape_problems, ungrouped
@@ -266,16 +266,23 @@ def _name_words(column: str) -> set[str]:
     return {w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", column) if len(w) >= 3}
 
 
+def _answers_for(word: str, column_words: set[str]) -> bool:
+    return any(word.startswith(w) or (len(word) >= 3 and w.startswith(word)) for w in column_words)
+
+
 def _used_twice(question: str, f: Filter, code: str, meaning: str, found: Sequence[Filter]) -> list[Doubt]:
     """A doubt when the only words of the question that name this code's meaning are words another filtered
-    column's name already answers for ("shipped to Busan": the ship-to city, not also the status Shipped)."""
+    column's name already answers for ("shipped to Busan": the ship-to city, not also the status Shipped; "paid by
+    credit card": the payment method, not also the status Paid). A word answers for a column when it, or its
+    dictionary form, begins with a word of the column's name, or is the beginning of one ("pay" of PAYMENT)."""
     asked = {stem(t.lower()) for t in _TOKEN.findall(question)}
     meant = meaning_words(meaning)
     naming = {q for q in asked if any(q == w or (len(w) >= 4 and q.startswith(w[:4])) for w in meant)}
     for other in found:
         if (other.table, other.column) == (f.table, f.column):
             continue
-        covered = {q for q in naming if any(q.startswith(w) for w in _name_words(other.column))}
+        named = _name_words(other.column)
+        covered = {q for q in naming if any(_answers_for(form, named) for form in base_forms(q))}
         if naming and covered == naming:
             word = sorted(naming)[0]
             return [

@@ -21,6 +21,14 @@ def words(text: str) -> set[str]:
     return found
 
 
+def base_forms(word: str) -> set[str]:
+    """`word` and its dictionary forms ("paid" → pay, "sold" → sell, "shipped" → ship), from lemminflect's English
+    tables: a question writes the verb a column is named for in whatever form its sentence needs."""
+    from lemminflect import getAllLemmas  # its tables load on first use (about half a second), in workers only
+
+    return {word} | {lemma.lower() for lemmas in getAllLemmas(word).values() for lemma in lemmas}
+
+
 def meaning_words(meaning: str) -> set[str]:
     """Content words of a code's meaning; an acronym ("IT", "VIP") counts even where it spells a common word."""
     return {

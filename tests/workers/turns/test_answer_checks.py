@@ -127,6 +127,24 @@ def test_a_code_read_from_a_word_another_filter_answers_for_is_a_doubt() -> None
     assert kinds(verdict("How many orders shipped to Busan were delivered?", delivered, [[4]])) == []
 
 
+def test_a_status_read_from_the_verb_a_payment_filter_answers_for_is_a_doubt() -> None:
+    """ "paid by credit card": the payment method's filter answers for "paid" (pay), so a status Paid read from the
+    same word is doubted; a question about paid orders alone is not."""
+    cards = {"ORDERS": {**CARDS["ORDERS"], "columns": [dict(c) for c in CARDS["ORDERS"]["columns"]]}}
+    status = next(c for c in cards["ORDERS"]["columns"] if c["name"] == "STATUS")
+    status["codes"] = [*status["codes"], {"code": "20", "meaning": "Paid"}]
+
+    def doubts(question: str, sql: str) -> list[str]:
+        record = SqlRecord("shop", sql, ["value"], [[12]], False, None)
+        return [d.say for d in check(question, record, "sqlite", cards, (), PROBES).doubts]
+
+    both = "SELECT COUNT(*) FROM ORDERS WHERE PAYMENT = '01' AND STATUS = '20'"
+    assert doubts("How many orders were paid by credit card?", both) == [
+        "I read 'paid' both as PAYMENT and as STATUS = '20' (Paid); say if you did not mean the second."
+    ]
+    assert doubts("How many orders were paid?", "SELECT COUNT(*) FROM ORDERS WHERE STATUS = '20'") == []
+
+
 def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() -> None:
     total = "SELECT SUM(AMOUNT) FROM ORDERS WHERE ORDER_DATE LIKE '2024%'"
     assert kinds(verdict("What was our total sales amount by month in 2024?", total, [[10]])) == ["shape"]
