@@ -22,6 +22,7 @@ from sqlalchemy import URL, create_engine, inspect, make_url
 from sqlalchemy.exc import OperationalError
 
 from catalog.sample_erp import DATABASES, build_sqlite, content_digest, load_into, metadata_for, row_counts
+from catalog.sample_erp.rows import generate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MARIADB_SERVER = "mysql+pymysql://root@127.0.0.1:3306/"
@@ -70,6 +71,24 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def digests(built: dict[str, Path]) -> dict[str, str]:
     return {name: content_digest(sqlite_url(path), name) for name, path in built.items()}
+
+
+def test_every_value_is_stored_as_sqlalchemy_stores_its_type(built: dict[str, Path]) -> None:
+    """The files are written over the DBAPI with each column type's own conversion: a reader through SQLAlchemy gets
+    back the generated values, and a time keeps SQLAlchemy's SQLite text form (microseconds included)."""
+    for name in DATABASES:
+        generated = generate(20240630)[name]
+        engine = create_engine(sqlite_url(built[name]))
+        try:
+            with engine.connect() as conn:
+                for table in metadata_for(name).sorted_tables:
+                    first = conn.execute(table.select().limit(1)).mappings().first()
+                    assert (dict(first) if first else None) == (generated[table.name] or [None])[0], table.name
+        finally:
+            engine.dispose()
+    [(stamp, kind)] = query(built["erp"], 'SELECT "UPD_DTM", typeof("UPD_DTM") FROM "CUST_MST" LIMIT 1')
+    assert kind == "text"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", str(stamp))
 
 
 def test_build_writes_both_databases(built: dict[str, Path]) -> None:
