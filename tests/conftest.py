@@ -29,6 +29,39 @@ for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:
 # seconds; the tests of those vectors (tests/search/test_multilingual.py) turn them on for their installations.
 os.environ["TABLESCOUT_MULTILINGUAL_VECTORS"] = "false"
 
+#: The longest test files (about a minute or more each on 2 cores, from `--durations`), longest first. They are
+#: handed to the test processes before every other file, so that no process is left running one of them alone at
+#: the end while the others wait (each file runs whole on one process: `--dist loadfile`). Order only: every test
+#: runs. tests/test_conftest_order.py checks that each path still names a file.
+LONG_FILES = (
+    "tests/workers/models/local/test_local_model_turn.py",
+    "tests/workers/turns/test_turn_worker.py",
+    "tests/catalog/test_sample_erp.py",
+    "tests/cli/test_analyze.py",
+    "tests/workers/test_turn_sweep.py",
+    "tests/e2e/test_slack_chat.py",
+    "tests/workers/sql/test_row_filter_corpus.py",
+    "tests/cli/test_source.py",
+    "tests/cli/test_turn_cmds.py",
+    "tests/workers/turns/test_viewer_cards.py",
+    "tests/deploy/test_health_cmd.py",
+    "tests/cli/test_startup_imports.py",
+    "tests/search/test_encoders.py",
+    "tests/workers/sql/test_readonly.py",
+    "tests/e2e/test_slack_assistant.py",
+    "tests/cli/test_source_alias.py",
+    "tests/cli/test_note_cmd.py",
+    "tests/deploy/test_sample_loader.py",
+    "tests/workers/sql/test_row_filters.py",
+    "tests/workers/test_store_restart.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the files of LONG_FILES first, longest first; the rest keep their order (a stable sort)."""
+    rank = {path: position for position, path in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(LONG_FILES)))
+
 
 @pytest.fixture(scope="session")
 def store_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import create_engine, delete, func, select, text
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite, load_into
+from catalog.sample_erp import load_into
 from core.config.settings import Settings
 from core.store.embedded import EmbeddedServer
 from core.store.models import Note, Turn
@@ -26,7 +26,7 @@ from search.encoders import BiEncoderReranker
 from search.service import Encoders
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.fakes.model_server import FakeAnthropicServer, FakeModelServer
-from tests.support import MARIADB_SERVER, default_embedder, isolated_settings
+from tests.support import MARIADB_SERVER, default_embedder, isolated_settings, sample_databases
 from workers.catalog_refresh import refresh_source
 from workers.models.registry import provider_from_settings
 from workers.turns.engine import run_turn
@@ -133,7 +133,7 @@ class TurnWorld:
 def turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TurnWorld]:
     home = tmp_path_factory.mktemp("turn-home")
     installation = new_installation(store_server, home)
-    sample = build_sqlite(tmp_path_factory.mktemp("turn-sample"))
+    sample = sample_databases(tmp_path_factory.mktemp("turn-sample"))
     for name in ("erp", "billing"):
         installation.add(name, f"sqlite:///{sample[name]}")
     config = home / "tablescout.yaml"
@@ -180,7 +180,7 @@ def mariadb_turn_world(store_server: EmbeddedServer, tmp_path_factory: pytest.Te
         sales = directory.upsert_user(session, platform="slack", user_id="U_SALES", synced_at=datetime.now(UTC))
         group = directory.upsert_group(session, platform="slack", group_id="S_SALES", synced_at=datetime.now(UTC))
         directory.replace_members(session, group, [sales])
-    sample = build_sqlite(tmp_path_factory.mktemp("turn-sample-mariadb"))  # the same rows, for expected values
+    sample = sample_databases(tmp_path_factory.mktemp("turn-sample-mariadb"))  # the same rows, for expected values
     yield TurnWorld(installation, Encoders(embedder, BiEncoderReranker(embedder)), sample["erp"])
     installation.store.close()
     with server.begin() as conn:

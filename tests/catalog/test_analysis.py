@@ -11,16 +11,16 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from catalog.card_text import render_card
-from catalog.sample_erp import build_sqlite, load_into
+from catalog.sample_erp import load_into
 from core.store.embedded import EmbeddedServer
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.support import MARIADB_SERVER, POSTGRES_SERVER
+from tests.support import MARIADB_SERVER, POSTGRES_SERVER, sample_databases
 
 
 @pytest.fixture(scope="module")
 def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("sample")
-    build_sqlite(directory)
+    sample_databases(directory)
     return directory
 
 

@@ -34,9 +34,9 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from catalog.connectors import GenericConnector, SourceTimeout, TableRef, open_connector
-from catalog.sample_erp import build_sqlite, load_into, metadata_for
+from catalog.sample_erp import load_into, metadata_for
 from core.errors import SourceError
-from tests.support import MARIADB_SERVER, POSTGRES_SERVER
+from tests.support import MARIADB_SERVER, POSTGRES_SERVER, sample_databases
 
 ENGINES = [
     pytest.param("sqlite", id="sqlite"),
@@ -129,7 +129,7 @@ def add_scratch_objects(kind: str, admin: Engine) -> None:
 
 @pytest.fixture(scope="module")
 def sqlite_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Source]:
-    path = build_sqlite(tmp_path_factory.mktemp("connectors"))["erp"]
+    path = sample_databases(tmp_path_factory.mktemp("connectors"))["erp"]
     url = URL.create("sqlite", database=str(path))
     admin = create_engine(url)
     add_scratch_objects("sqlite", admin)

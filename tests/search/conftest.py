@@ -14,7 +14,6 @@ import pytest
 from sqlalchemy import func
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
 from core.access.permissions import Principal, resolve_principal
 from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
@@ -27,7 +26,7 @@ from search.indexing import index_note
 from search.service import Encoders, SearchRequest, SearchResult, search_tables
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.support import SAMPLE_ROLES as ROLES
-from tests.support import SPIDER, default_embedder, isolated_settings
+from tests.support import SPIDER, default_embedder, isolated_settings, sample_databases
 from workers.catalog_refresh import refresh_source
 
 
@@ -101,7 +100,7 @@ def wide_table(path: Path) -> None:
 def world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     home = tmp_path_factory.mktemp("search-home")
     installation = new_installation(store_server, home)
-    sample = build_sqlite(tmp_path_factory.mktemp("sample"))
+    sample = sample_databases(tmp_path_factory.mktemp("sample"))
     wide = tmp_path_factory.mktemp("wide") / "plm.sqlite"
     wide_table(wide)
     concerts = tmp_path_factory.mktemp("spider") / "concert_singer.sqlite"

@@ -11,14 +11,13 @@ import pytest
 from sqlalchemy import Connection, Engine, select, text
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
 from core.store.models import SearchChunk
 from core.store.repositories import vector_index
 from search import indexing
 from search.index_upkeep import BulkPolicy, IndexUpkeep
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.support import default_embedder, fast_embedder
+from tests.support import default_embedder, fast_embedder, sample_databases
 from workers.catalog_refresh import RefreshReport, refresh_source
 
 SCHEMA_ONLY = AnalysisOptions(profile=False)
@@ -29,7 +28,7 @@ EVERY_RUN = BulkPolicy(min_chunks=1, share=0.25)
 @pytest.fixture
 def installation(store_server: EmbeddedServer, tmp_path: Path) -> Iterator[Installation]:
     made = new_installation(store_server, tmp_path / "home")
-    sample = build_sqlite(tmp_path / "sample")
+    sample = sample_databases(tmp_path / "sample")
     for name in ("erp", "billing"):
         made.add(name, f"sqlite:///{sample[name]}")
     yield made

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import func, select
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
 from core.access.permissions import Principal, resolve_principal
 from core.access.users import UserRef
 from core.store.embedded import EmbeddedServer
@@ -21,7 +20,7 @@ from search.encoders import BiEncoderReranker, Embedder, make_embedder
 from search.multilingual import index_multilingual, other_script
 from search.service import Encoders, SearchRequest, SearchResult, search_tables
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.support import default_embedder, isolated_settings
+from tests.support import default_embedder, isolated_settings, sample_databases
 from workers.catalog_refresh import refresh_source
 
 ROLES = """\
@@ -56,7 +55,7 @@ class Erp:
 def erp(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Erp]:
     home = tmp_path_factory.mktemp("multilingual-home")
     installation = new_installation(store_server, home)
-    paths = build_sqlite(tmp_path_factory.mktemp("multilingual-sample"))
+    paths = sample_databases(tmp_path_factory.mktemp("multilingual-sample"))
     installation.add("erp", f"sqlite:///{paths['erp']}")
     config = home / "tablescout.yaml"
     config.write_text(config.read_text() + ROLES)

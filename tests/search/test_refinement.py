@@ -16,7 +16,6 @@ import pytest
 from sqlalchemy import event, func, select
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
 from core.access.permissions import Principal
 from core.store.embedded import EmbeddedServer
 from core.store.models import SearchChunk
@@ -24,7 +23,7 @@ from search.encoders import BiEncoderReranker, Embedder, Vectors
 from search.refinement import refine_source
 from search.service import ALL_SIGNALS, Encoders, SearchRequest, SearchResult, search_tables
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.support import default_embedder, fast_embedder, isolated_settings
+from tests.support import default_embedder, fast_embedder, isolated_settings, sample_databases
 from workers.catalog_refresh import refresh_source
 
 QUESTIONS = ("how many orders were placed?", "stock quantity per warehouse", "which employees work in sales?")
@@ -67,7 +66,7 @@ class Indexed:
 def _indexed(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory, fast: bool) -> Indexed:
     home = tmp_path_factory.mktemp("refinement-home")
     installation = new_installation(store_server, home)
-    paths = build_sqlite(tmp_path_factory.mktemp("refinement-sample"))
+    paths = sample_databases(tmp_path_factory.mktemp("refinement-sample"))
     installation.add("erp", f"sqlite:///{paths['erp']}")
     assert installation.settings.database_url is not None
     database_url = installation.settings.database_url.get_secret_value()

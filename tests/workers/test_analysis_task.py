@@ -8,12 +8,11 @@ import redis
 from sqlalchemy import delete, func, select
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
 from core.store.embedded import EmbeddedServer
 from core.store.models import SearchChunk
 from tests.catalog.analysis_support import Installation, new_installation
 from tests.redis_server import redis_url
-from tests.support import isolated_settings
+from tests.support import isolated_settings, sample_databases
 from workers.catalog_refresh import refresh_source
 
 
@@ -21,7 +20,7 @@ def test_task_runs_the_same_analysis(
     store_server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     installation = new_installation(store_server, tmp_path / "home")
-    paths = build_sqlite(tmp_path / "sample")
+    paths = sample_databases(tmp_path / "sample")
     installation.add("erp", f"sqlite:///{paths['erp']}")
     monkeypatch.setenv("TABLESCOUT_HOME", str(installation.settings.home))
     assert installation.settings.database_url is not None
@@ -52,7 +51,7 @@ def test_analysis_without_a_broker_ends_refined_and_the_refinement_task_refines_
     store_server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     installation = new_installation(store_server, tmp_path / "home")
-    paths = build_sqlite(tmp_path / "sample")
+    paths = sample_databases(tmp_path / "sample")
     installation.add("erp", f"sqlite:///{paths['erp']}")
     monkeypatch.setenv("TABLESCOUT_HOME", str(installation.settings.home))
     assert installation.settings.database_url is not None
@@ -83,7 +82,7 @@ def test_analysis_with_a_broker_leaves_refinement_to_a_job_per_source(
     store_server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     installation = new_installation(store_server, tmp_path / "home")
-    paths = build_sqlite(tmp_path / "sample")
+    paths = sample_databases(tmp_path / "sample")
     installation.add("erp", f"sqlite:///{paths['erp']}")
     broker = redis_url(13)
     client = redis.Redis.from_url(broker)

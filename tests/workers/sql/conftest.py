@@ -16,13 +16,13 @@ from sqlalchemy import URL, Engine, create_engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from catalog.sample_erp import build_sqlite, load_into
+from catalog.sample_erp import load_into
 from core.access.permissions import Principal, RoleGrants
 from core.config.file import Grant
 from core.config.settings import Settings
 from core.store.models import Source
 from core.store.repositories import sources as source_repo
-from tests.support import MARIADB_SERVER, POSTGRES_SERVER, isolated_settings
+from tests.support import MARIADB_SERVER, POSTGRES_SERVER, isolated_settings, sample_databases
 from workers.sql import dispose_engines
 
 ENGINES = [
@@ -92,7 +92,7 @@ def _dispose_engines() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def sqlite_sql_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlSource]:
     directory = tmp_path_factory.mktemp("sql_sqlite")
-    path = build_sqlite(directory)["erp"]
+    path = sample_databases(directory)["erp"]
     url = URL.create("sqlite", database=str(path))
     admin = create_engine(url)
     _create_views(admin, "sqlite")
@@ -194,7 +194,7 @@ def scratch_source(tmp_path_factory: pytest.TempPathFactory, kind: str, name: st
     """A private copy of the sample ERP (with the views above) on engine `kind`, for tests that change its rows."""
     if kind == "sqlite":
         directory = tmp_path_factory.mktemp(f"{name}_sqlite")
-        url = URL.create("sqlite", database=str(build_sqlite(directory)["erp"]))
+        url = URL.create("sqlite", database=str(sample_databases(directory)["erp"]))
         admin = create_engine(url)
         _create_views(admin, "sqlite")
         try:

@@ -19,13 +19,13 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite, load_into
+from catalog.sample_erp import load_into
 from core.store.embedded import EmbeddedServer
 from core.store.repositories import directory
 from search.encoders import BiEncoderReranker
 from search.service import Encoders
 from tests.catalog.analysis_support import new_installation
-from tests.support import MARIADB_SERVER, POSTGRES_SERVER, default_embedder, isolated_settings
+from tests.support import MARIADB_SERVER, POSTGRES_SERVER, default_embedder, isolated_settings, sample_databases
 from tests.turn_world import TurnWorld
 from workers.catalog_refresh import refresh_source
 
@@ -106,8 +106,8 @@ def _scratch(server_url: str, create: str) -> tuple[Engine, str]:
 def viewer_world(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerWorld]:
     home = tmp_path_factory.mktemp("viewer-home")
     installation = new_installation(store_server, home)
-    sample = build_sqlite(tmp_path_factory.mktemp("viewer-sample"))
-    pristine = build_sqlite(tmp_path_factory.mktemp("viewer-expected"))["erp"]
+    sample = sample_databases(tmp_path_factory.mktemp("viewer-sample"))
+    pristine = sample_databases(tmp_path_factory.mktemp("viewer-expected"))["erp"]
     lite = create_engine(f"sqlite:///{sample['erp']}")
     _create_views(lite, '"')
     lite.dispose()

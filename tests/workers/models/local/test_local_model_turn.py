@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import pytest
 
 from catalog.analysis import AnalysisOptions
-from catalog.sample_erp import build_sqlite
 from core.answer.model import ResultTable
 from core.store.embedded import EmbeddedServer
 from core.store.models import Turn
@@ -22,6 +21,7 @@ from core.store.repositories import turns as turn_repo
 from tablescout.cli.model_cmd import LocalEndpoint, local_model_server
 from tablescout.cli.turn_session import ConsoleSession
 from tests.catalog.analysis_support import Installation, new_installation
+from tests.support import sample_databases
 from workers.catalog_refresh import refresh_source
 from workers.models import local_gguf
 from workers.tools.toolbox import ALL_TOOLS
@@ -51,7 +51,7 @@ class ServedErp:
 def served_erp(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedErp]:
     home = tmp_path_factory.mktemp("local-model-home")
     installation = new_installation(store_server, home)
-    paths = build_sqlite(home / "sample")
+    paths = sample_databases(home / "sample")
     installation.add("erp", f"sqlite:///{paths['erp']}")
     report = refresh_source(installation.settings, installation.store, "erp", AnalysisOptions())
     assert report.analysis.error is None
