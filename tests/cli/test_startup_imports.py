@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from catalog import sample_erp
+from core.store.embedded import EmbeddedServer
 from tablescout.cli import COMMANDS, sample_cmd
 from tests.cli.conftest import Cli
+from tests.conftest import create_scratch_database
 
 #: Modules (and their submodules) that only the commands using them may import.
 HEAVY = (
@@ -54,9 +56,14 @@ def run_reporting_imports(cli: Cli, *args: str) -> tuple[str, set[str]]:
     return result.stdout, modules
 
 
-@pytest.fixture
-def with_source(cli: Cli, tmp_path: Path) -> Cli:
-    """An initialised installation with one SQLite source registered."""
+@pytest.fixture(scope="module")
+def with_source(store_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    """An initialised installation with one SQLite source registered, shared by this file's tests: each runs a command
+    that reads it (`init` on a current store changes nothing)."""
+    url = create_scratch_database(store_server.url, "ts_cli").render_as_string(hide_password=False)
+    tmp_path = tmp_path_factory.mktemp("startup-imports")
+    (tmp_path / "home").mkdir()
+    cli = Cli(home=tmp_path / "home", env={"TABLESCOUT_DATABASE_URL": url})
     assert cli("init").returncode == 0
     db = tmp_path / "shop.sqlite"
     with sqlite3.connect(db) as con:
