@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import URL, create_engine, text
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 
 from core.store import migrate
 from core.store.database import Store, open_store
@@ -71,11 +72,31 @@ def store_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedS
     server.stop()
 
 
-def create_scratch_database(server_url: URL, prefix: str) -> URL:
+#: Per test process and server: a database the migrations were applied to once, copied by CREATE DATABASE ...
+#: TEMPLATE for stores that need not be migrated by the code under test.
+_MIGRATED: dict[str, str] = {}
+
+
+def _migrated_template(server_url: URL) -> str:
+    key = server_url.render_as_string(hide_password=False)
+    if key not in _MIGRATED:
+        url = create_scratch_database(server_url, "ts_template")
+        engine = create_engine(url, poolclass=NullPool)  # no connection may stay open on a template
+        migrate.upgrade(engine)
+        engine.dispose()
+        _MIGRATED[key] = str(url.database)
+    return _MIGRATED[key]
+
+
+def create_scratch_database(server_url: URL, prefix: str, *, migrated: bool = False) -> URL:
+    """A new, empty database on the server; with `migrated`, a copy of one every migration has run on (about a
+    second less than migrating it: for tests where `tablescout init` or a fixture only needs a current store, not
+    the tests of the migrations or of `init` itself)."""
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    template = f' TEMPLATE "{_migrated_template(server_url)}"' if migrated else ""
     engine = create_engine(server_url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     with engine.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        conn.execute(text(f'CREATE DATABASE "{name}"{template}'))
     engine.dispose()
     return server_url.set(database=name)
 

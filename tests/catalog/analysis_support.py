@@ -44,8 +44,8 @@ class Installation:
 
 
 def new_installation(server: EmbeddedServer, home: Path) -> Installation:
-    url = create_scratch_database(server.url, "ts_an").render_as_string(hide_password=False)
+    url = create_scratch_database(server.url, "ts_an", migrated=True).render_as_string(hide_password=False)
     settings = isolated_settings(home, database_url=url)
     store = open_store(settings)
-    migrate.upgrade(store.engine)
+    migrate.upgrade(store.engine)  # finds it current
     return Installation(settings, store)

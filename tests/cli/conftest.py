@@ -24,5 +24,12 @@ class Cli:
 
 @pytest.fixture
 def cli(home: Path, store_server: EmbeddedServer) -> Cli:
+    url = create_scratch_database(store_server.url, "ts_cli", migrated=True)  # `init` finds it current
+    return Cli(home=home, env={"TABLESCOUT_DATABASE_URL": url.render_as_string(hide_password=False)})
+
+
+@pytest.fixture
+def fresh_cli(home: Path, store_server: EmbeddedServer) -> Cli:
+    """Like `cli`, on an empty database no migration has run on: for what a first `init` does."""
     url = create_scratch_database(store_server.url, "ts_cli")
     return Cli(home=home, env={"TABLESCOUT_DATABASE_URL": url.render_as_string(hide_password=False)})

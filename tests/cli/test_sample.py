@@ -27,7 +27,8 @@ def test_build_and_register(cli: Cli) -> None:
     assert content_digest(f"sqlite:///{erp}", "erp") == first
 
 
-def test_build_and_register_on_a_fresh_home_initialises_first(cli: Cli) -> None:
+def test_build_and_register_on_a_fresh_home_initialises_first(fresh_cli: Cli) -> None:
+    cli = fresh_cli
     built = cli("sample", "build", "--register")
     assert built.returncode == 0, built.stderr
     assert "initialising it first" in built.stdout
