@@ -13,6 +13,8 @@ from core.errors import ConfigError
 from tablescout.cli.context import console, current_store, errors, principal_for, settings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from bot.console import ConsoleView
     from core.answer.model import Answer
     from core.config.settings import Settings
@@ -51,13 +53,27 @@ def search_only(config: Settings, store: Store, session: ConsoleSession, questio
     }
 
 
-def no_model_reply(view: ConsoleView, found: dict[str, Any]) -> None:
+def model_setup(home: Path) -> str:
+    """How to get answers when no model is configured: with the local model installed in `home`, how to use it
+    (only `demo` starts it by itself); otherwise every way to configure one."""
+    from workers.models.local_gguf import installed_model_or_none
     from workers.models.registry import describe_model_setup
 
+    local = installed_model_or_none(home)
+    if local is None:
+        return describe_model_setup()
+    return (
+        f"No model is configured, but the local model {local.name} is installed: `tablescout demo` starts it by "
+        "itself; for `ask`, `chat`, workers and bots run `tablescout model serve-local` (it keeps running) and set "
+        "the TABLESCOUT_MODEL and OPENAI_BASE_URL it prints."
+    )
+
+
+def no_model_reply(view: ConsoleView, found: dict[str, Any], home: Path) -> None:
     view.candidates(found["searched"], found["candidates"], found["denied_tables"])
     view.console.print(
         "[yellow]These are the tables tablescout would use; it does not answer without a model.[/]\n"
-        + describe_model_setup(),
+        + model_setup(home),
         highlight=False,
     )
 
@@ -72,7 +88,7 @@ def ask(
     from bot.console import ConsoleView
     from bot.messages import too_long
     from tablescout.cli.turn_session import ConsoleSession
-    from workers.models.registry import describe_model_setup, provider_from_settings
+    from workers.models.registry import provider_from_settings
 
     refusal = too_long(question)
     if refusal is not None:
@@ -85,10 +101,10 @@ def ask(
         if provider_from_settings(config) is None:
             found = search_only(config, store, session, question)
             if as_json:
-                reply = {"status": "no_model", "answer": describe_model_setup(), "rounds": 0, "tables_used": []}
+                reply = {"status": "no_model", "answer": model_setup(config.home), "rounds": 0, "tables_used": []}
                 typer.echo(json.dumps(reply | {"sql": []} | found, ensure_ascii=False))
             else:
-                no_model_reply(view, found)
+                no_model_reply(view, found, config.home)
             raise typer.Exit(1)
         if session.in_process:
             view.note("TABLESCOUT_REDIS_URL is not set: running the turn in this process.")
@@ -131,7 +147,7 @@ def converse(config: Settings, store: Store, session: ConsoleSession, view: Cons
             view.console.print(f"[yellow]{escape(refusal)}[/]", highlight=False)
             continue
         if not answering:
-            no_model_reply(view, search_only(config, store, session, text))
+            no_model_reply(view, search_only(config, store, session, text), config.home)
             continue
         turn_id = session.submit(text)
         with view.working():

@@ -72,7 +72,7 @@ def demo(
         for text in question or examples:
             console.print(f"[bold cyan]question>[/] {text}", highlight=False)
             if not answering:
-                no_model_reply(view, search_only(config, store, session, text))
+                no_model_reply(view, search_only(config, store, session, text), config.home)
                 continue
             turn_id = session.submit(text)
             with view.working():

@@ -16,6 +16,7 @@ from tests.fakes.model_server import FakeModelServer
 from tests.redis_server import redis_url
 from tests.support import REPO
 from tests.workers.turns.scripts import ORDERS_2024, search_card_sql_answer
+from workers.models.local_gguf import record_path
 
 QUESTION = "How many orders were placed in 2024?"
 
@@ -119,6 +120,31 @@ def test_ask_without_a_model_says_how_to_configure_one(demo: tuple[Path, subproc
     assert data["sql"] == []
     assert "TABLESCOUT_MODEL" in data["answer"]
     assert data["candidates"][0]["table"] == "ORD_MST"
+
+
+def test_ask_without_a_model_points_at_the_installed_local_model(
+    demo: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """After `tablescout model install-local`, the advice is how to serve that model, not how to install one."""
+    home, _ = demo
+    record = record_path(home)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    fields = {"name": "qwen2.5-coder-1.5b-instruct", "path": str(home / "models" / "model.gguf"), "bytes": 1}
+    fields |= {"sha256": "0" * 64, "source": "test", "installed_at": "2026-12-06T00:00:00+00:00"}
+    record.write_text(json.dumps(fields), encoding="utf-8")
+    try:
+        proc = tablescout(home, "ask", QUESTION, "--json")
+        shown = tablescout(home, "ask", QUESTION)
+    finally:
+        record.unlink()
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["status"] == "no_model"
+    assert "local model qwen2.5-coder-1.5b-instruct is installed" in data["answer"]
+    assert "tablescout model serve-local" in data["answer"]
+    assert "install-local" not in data["answer"]
+    assert shown.returncode == 1
+    assert "local model qwen2.5-coder-1.5b-instruct is installed" in " ".join(shown.stdout.split())
 
 
 def test_chat_continues_one_conversation_until_exit(
