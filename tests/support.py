@@ -112,7 +112,7 @@ def _sample_files() -> dict[str, Path]:
 
 def sample_databases(directory: Path) -> dict[str, Path]:
     """`erp.sqlite` and `billing.sqlite` in `directory`, exactly as `catalog.sample_erp.build_sqlite` writes them:
-    built once per test process (about 7 s of rows and inserts) and copied, so each caller has its own files to
+    built once per test process (about 4 s of rows and inserts) and copied, so each caller has its own files to
     change. The tests of the builder itself (tests/catalog/test_sample_erp.py) call it directly."""
     directory.mkdir(parents=True, exist_ok=True)
     return {name: Path(shutil.copyfile(path, directory / path.name)) for name, path in _sample_files().items()}
