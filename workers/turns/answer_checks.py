@@ -11,7 +11,8 @@ statement, its result and the cards of the tables it reads, so it holds for any 
   through the permission-checked SQL service); one the column holds in another spelling, case or script (`부산` →
   `Busan`) is rewritten to it (`workers.turns.value_linking.held_match`);
 - **date**: a date column compared with one day when the question names no day ("the December 2023 snapshot"),
-  and a date function on a column that holds no dates (`workers.turns.date_use`);
+  and a date function on a column that holds no dates (`workers.turns.date_use`); where that column holds periods
+  written as digits (`202401`), the statement reading their parts instead is offered (`Verdict.redated`);
 - **copy**: a copy (backup, snapshot, staging, draft) read without the question itself asking for it, whatever the
   thread said before;
 - **join**: a join condition that compares a column with itself, or one that matches part of a key both tables
@@ -34,7 +35,7 @@ from search.query_text import stem
 from workers.tools.base import SqlRecord
 from workers.tools.copy_rule import mentions
 from workers.turns.code_meanings import base_forms, meaning_words, meant_codes, named_share, words
-from workers.turns.date_use import DAY_LITERAL, Resolve, day_problems, undated_problems
+from workers.turns.date_use import DAY_LITERAL, Redated, Resolve, day_problems, redated, undated_problems
 from workers.turns.join_checks import join_problems
 from workers.turns.question_shape import shape_problems, ungrouped
 from workers.turns.value_linking import LinkedValue, has_hangul, held_match
@@ -78,6 +79,8 @@ class Verdict:
     rewrites: list[Rewrite] = field(default_factory=list)
     #: The statement without the grouping a one-figure question did not ask for (`question_shape.ungrouped`).
     ungrouped: str | None = None
+    #: The statement with its date functions on periods written as digits rewritten (`workers.turns.date_use`).
+    redated: Redated | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,8 @@ def check(
     verdict.doubts += [Doubt("date", say, hint) for say, hint in day_problems(question, found)]
     undated = undated_problems(tree, _resolver(tree, cards), probes.sample)
     verdict.doubts += [Doubt("date", say, hint) for say, hint in undated]
+    if undated:
+        verdict.redated = redated(tree.copy(), _resolver(tree, cards), probes.sample, dialect)
     return verdict
 
 

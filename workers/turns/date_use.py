@@ -10,12 +10,17 @@ statement runs and returns a month of year -4158. The statement is in doubt when
 datetime, julianday, DATE_FORMAT, YEAR, MONTH, EXTRACT, TO_CHAR, DATE_TRUNC) takes a column whose card gives it
 no date or time type and whose values (from the card, or a few read through the permission-checked probe) are
 none of them dates or times written as dates are. The repair is told what the column holds and to use it as it is.
+
+When every value read is a period written as digits (`2024`, `202401`, `20240115`), the year, month and day are
+parts of the text, and a call that only asks for them (`strftime('%Y-%m', x)`, `YEAR(x)`, `EXTRACT(MONTH FROM x)`)
+is rewritten to those parts (`redated`): `substr(x, 1, 4) || '-' || substr(x, 5, 2)`, with no model call.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -50,6 +55,13 @@ _DATE_TYPE = re.compile(r"date|time", re.IGNORECASE)
 _DATE_VALUE = re.compile(r"^\s*\d{4}[-/.]\d{1,2}([-/.]\d{1,2})?([ T]\d{1,2}:\d{2}.*)?\s*$")
 #: A modifier that makes a number a date: strftime('%Y', x, 'unixepoch').
 _EPOCH = re.compile(r"unixepoch|auto", re.IGNORECASE)
+#: A period written as digits: a year, a year and month, a day (`2024`, `202401`, `20240115`).
+_DIGIT_PERIOD = re.compile(r"^(\d{4})(0[1-9]|1[0-2])?(0[1-9]|[12]\d|3[01])?$")
+#: Where each part of a period written as digits starts (1-based, as substr counts) and how long it is; the number
+#: of digits a value needs to hold it.
+_PARTS = {"Y": (1, 4, 4), "m": (5, 2, 6), "d": (7, 2, 8)}
+_EXTRACTED = {"YEAR": "Y", "MONTH": "m", "DAY": "d"}
+_TEXT_TYPE = re.compile(r"char|text|string|clob", re.IGNORECASE)
 
 #: (the column as written) → (the table it belongs to, its card entry), or None when unknown.
 Resolve = Callable[[exp.Column], tuple[str, dict[str, Any]] | None]
@@ -139,3 +151,99 @@ def _arguments(node: exp.Expr) -> list[exp.Column]:
         if isinstance(child, exp.Column):
             columns.append(child)
     return columns
+
+
+@dataclass(frozen=True)
+class Redated:
+    """A statement whose date functions on periods written as digits were rewritten (`sql`), and what the answer
+    says about it (`note`)."""
+
+    sql: str
+    note: str
+
+
+def redated(tree: exp.Expr, resolve: Resolve, sample: Sample, dialect: str | None) -> Redated | None:
+    """`tree` (changed in place) with each date function that takes a period written as digits (`202401`)
+    rewritten to the parts of its text it asks for; None when there is none, or when a call asks for more than the
+    digits hold (a week, an hour) or a column holds periods of different lengths."""
+    found: dict[int, tuple[exp.Expr, exp.Expr]] = {}
+    read: dict[str, str] = {}  # column -> a value, for the note
+    for node in tree.find_all(exp.Func):
+        if not _is_date_call(node) or (isinstance(node.parent, exp.Func) and _is_date_call(node.parent)):
+            continue  # a conversion inside another date call is rewritten with it
+        columns = _arguments(node)
+        if len(columns) != 1 or (held := _digits(columns[0], resolve, sample)) is None:
+            continue
+        digits, read[columns[0].name] = len(held), held
+        parts = _parts_asked(node)
+        if parts is None or any(_PARTS[p][2] > digits for p in parts if p in _PARTS):
+            return None
+        replacement = _from_parts(columns[0], parts, _is_text(columns[0], resolve))
+        if not isinstance(node, exp.TimeToStr):  # YEAR(x), EXTRACT(MONTH FROM x): a number, as the call gave
+            replacement = exp.cast(replacement, "INT")
+        found[id(node)] = (node, replacement)
+    if not found:
+        return None
+    for call, replacement in found.values():
+        call.replace(replacement)
+    said = ", ".join(f"{column} ('{value}')" for column, value in read.items())
+    return Redated(tree.sql(dialect=dialect), f"I read {said} as periods written as digits, not as dates.")
+
+
+def _digits(column: exp.Column, resolve: Resolve, sample: Sample) -> str | None:
+    """A value of the column, when every value read is a period written as digits of one length."""
+    resolved = resolve(column)
+    if resolved is None:
+        return None
+    table, entry = resolved
+    if _DATE_TYPE.search(str(entry.get("type") or "")):
+        return None
+    name = str(entry.get("name") or column.name)
+    values = [str(v).strip() for v in entry.get("values") or [] if v is not None] or sample(table, name) or []
+    values = [v.strip() for v in values if v.strip()]
+    lengths = {len(v) for v in values}
+    if not values or len(lengths) != 1 or not all(_DIGIT_PERIOD.match(v) for v in values):
+        return None
+    return values[0]
+
+
+def _parts_asked(node: exp.Expr) -> list[str] | None:
+    """The format's parts in order: "Y", "m", "d", or text between them; None for anything else it asks."""
+    if isinstance(node, exp.Year | exp.Month | exp.Day):
+        return [{"Year": "Y", "Month": "m", "Day": "d"}[type(node).__name__]]
+    if isinstance(node, exp.Extract):
+        part = _EXTRACTED.get(node.this.name.upper())
+        return [part] if part else None
+    if not isinstance(node, exp.TimeToStr) or not isinstance(node.args.get("format"), exp.Literal):
+        return None
+    parts: list[str] = []
+    for piece in re.split(r"(%.)", node.args["format"].name):
+        if piece.startswith("%"):
+            if piece[1:] not in _PARTS:
+                return None
+            parts.append(piece[1:])
+        elif piece:
+            parts.append(piece)
+    return parts
+
+
+def _from_parts(column: exp.Column, parts: list[str], text: bool) -> exp.Expr:
+    source: exp.Expr = column.copy() if text else exp.cast(column.copy(), "TEXT")
+    pieces: list[exp.Expr] = []
+    for part in parts:
+        if part in _PARTS:
+            start, length, _ = _PARTS[part]
+            pieces.append(
+                exp.Substring(this=source.copy(), start=exp.Literal.number(start), length=exp.Literal.number(length))
+            )
+        else:
+            pieces.append(exp.Literal.string(part))
+    result = pieces[0]
+    for piece in pieces[1:]:
+        result = exp.DPipe(this=result, expression=piece, safe=True)
+    return result
+
+
+def _is_text(column: exp.Column, resolve: Resolve) -> bool:
+    resolved = resolve(column)
+    return resolved is not None and bool(_TEXT_TYPE.search(str(resolved[1].get("type") or "")))

@@ -3,7 +3,8 @@ question (`workers.turns.answer_checks`), repaired once, and what is still in do
 
 1. Literals the column holds in another spelling, case or script, and codes the question names by their meaning,
    are rewritten and the statement runs again, without a model call; the answer says what was read as what.
-   A grouping a one-figure question did not ask for is dropped the same way when only aggregates are selected.
+   A grouping a one-figure question did not ask for is dropped the same way when only aggregates are selected, and
+   date functions on periods written as digits (`202401`) read the digits instead.
 2. What else is wrong (the shape, a code or value the question does not name, one day for a period, a copy not asked
    for) goes to one repair call as a hint, with the tables it needs added to the schema (the live table of a copy,
    the table holding the question's value). The repaired statement is kept when it has fewer doubts.
@@ -64,6 +65,14 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
             if len(flat_verdict.doubts) < len(verdict.doubts):
                 result.record, verdict = flat, flat_verdict
                 result.notes.append(UNGROUPED)
+    if verdict.redated is not None:
+        offered = verdict.redated
+        parts = steps.rerun(offered.sql, selection)
+        if parts is not None and parts.error is None and not is_empty(parts):
+            parts_verdict = steps.verdict(parts, selection)
+            if len(parts_verdict.doubts) < len(verdict.doubts):
+                result.record, verdict = parts, parts_verdict
+                result.notes.append(offered.note)
     result.doubts = verdict.doubts
     if not verdict.doubts or is_empty(result.record):
         return result  # an empty result is searched again by the caller, with the values it filtered on

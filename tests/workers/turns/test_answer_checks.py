@@ -251,6 +251,51 @@ def test_a_date_function_on_a_column_that_holds_no_dates_is_a_doubt() -> None:
         assert kinds(verdict("What were sales by month in 2024?", sql, [["2024-01", 10], ["2024-02", 5]])) == []
 
 
+def test_a_date_function_on_periods_written_as_digits_is_offered_as_the_digits_it_asks_for() -> None:
+    asked = "What were sales by month in 2024?"
+    by_month = "SELECT strftime('%Y-%m', SALES_YM) AS month, SUM(AMT) FROM MONTHLY GROUP BY month"
+    found = verdict(asked, by_month, [["-4158-01", 10]])
+    assert found.redated is not None
+    assert found.redated.sql == (
+        "SELECT SUBSTRING(SALES_YM, 1, 4) || '-' || SUBSTRING(SALES_YM, 5, 2) AS month, SUM(AMT) FROM MONTHLY "
+        "GROUP BY month"
+    )
+    assert found.redated.note == "I read SALES_YM ('202401') as periods written as digits, not as dates."
+    in_year = "SELECT SUM(AMT) FROM MONTHLY WHERE CAST(strftime('%Y', SALES_YM) AS INTEGER) = 2024"
+    redone = verdict(asked, in_year, [[None]]).redated
+    assert redone is not None
+    assert redone.sql == "SELECT SUM(AMT) FROM MONTHLY WHERE CAST(SUBSTRING(SALES_YM, 1, 4) AS INTEGER) = 2024"
+    # a day, or a week, is more than a year and month written as digits hold: left to the repair
+    for sql in ("SELECT strftime('%Y-%m-%d', SALES_YM) FROM MONTHLY", "SELECT strftime('%W', SALES_YM) FROM MONTHLY"):
+        found = verdict(asked, sql, [["-4158-01-01"], ["-4158-01-02"]])
+        assert kinds(found) == ["date"], sql
+        assert found.redated is None, sql
+    # a column written as dates needs nothing
+    assert verdict(asked, "SELECT strftime('%Y-%m', BOOKED) FROM MONTHLY", [["2024-01"]]).redated is None
+
+
+def test_year_and_month_calls_on_periods_written_as_digits_stay_numbers_on_every_dialect() -> None:
+    cards = {"M": {"columns": [{"name": "YM", "type": "INTEGER", "values": ["202401", "202312"]}, {"name": "AMT"}]}}
+    probes = Probes(held=lambda *_: set(), sample=lambda *_: None)
+    for sql, dialect, expected in (
+        (
+            "SELECT YEAR(YM), SUM(AMT) FROM M GROUP BY YEAR(YM)",
+            "mysql",
+            "SELECT CAST(SUBSTRING(CAST(YM AS CHAR), 1, 4) AS SIGNED), SUM(AMT) FROM M "
+            "GROUP BY CAST(SUBSTRING(CAST(YM AS CHAR), 1, 4) AS SIGNED)",
+        ),
+        (
+            "SELECT SUM(AMT) FROM M WHERE EXTRACT(MONTH FROM YM) = 12",
+            "postgres",
+            "SELECT SUM(AMT) FROM M WHERE CAST(SUBSTRING(CAST(YM AS TEXT) FROM 5 FOR 2) AS INT) = 12",
+        ),
+    ):
+        record = SqlRecord("shop", sql, ["value"], [[1]], False, None)
+        found = check("Sales by year", record, dialect, cards, (), probes)
+        assert found.redated is not None, dialect
+        assert found.redated.sql == expected, dialect
+
+
 def test_an_identifier_the_question_does_not_name_is_a_doubt() -> None:
     sql = "SELECT COUNT(*) FROM ORDERS WHERE ORDER_ID = 'C000551'"
     found = verdict("How many orders were there?", sql, [[1]])

@@ -5,6 +5,7 @@ A `local:` model is the fake OpenAI-compatible server; search, the SQL service, 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
@@ -134,6 +135,27 @@ def test_a_single_total_for_a_breakdown_by_month_is_partial_with_its_doubt(
         "The question asks for a breakdown (per month), but this is a single figure."
     )
     assert "one row per month" in sql_prompts(fake_openai)[-1]
+
+
+def test_months_written_as_digits_are_read_as_digits_without_another_model_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    julian = "SELECT strftime('%Y-%m', SALES_YM) AS month, SUM(AMT) AS sales FROM SALES_2024 GROUP BY month"
+    fake_openai.script(sql_model(julian))
+    turn_id = turn_world.submit("What was our total sales amount by month in 2024?", thread="checks digits")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    first, last = stored["result"]["sql"]
+    assert len(first["rows"]) == 1  # every month read as one Julian day of year -4158
+    expected = "SELECT substr(SALES_YM, 1, 4) || '-' || substr(SALES_YM, 5, 2), SUM(AMT) FROM SALES_2024 GROUP BY 1"
+    with sqlite3.connect(turn_world.erp_path) as conn:
+        assert last["rows"] == [list(row) for row in conn.execute(expected)]
+    assert len(last["rows"]) > 1
+    assert last["rows"][0][0] == "2024-01"
+    assert "I read SALES_YM ('2024" in stored["answer"]
+    assert not repairs(fake_openai)
 
 
 def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(
