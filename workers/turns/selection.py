@@ -1,9 +1,10 @@
 """Which tables the guided path's SQL call sees (`workers.turns.guided`), chosen from one search's candidates.
 
 - Copies the user did not ask about are left out (the copy rule of run_sql, applied before the model sees them).
-- The database: the one of the best candidate, unless the question names another by name. When the
-  best candidates of two databases tie (scores within `TIE_RATIO`) on the same entity (the same table name, or one
-  name's words among the other's), and the question names neither, the choice is the user's: `ambiguous`.
+- The database: the one of the best candidate (`workers.turns.database_choice`), unless the question names
+  another by name. When the best candidates of two databases tie (scores within
+  `TIE_RATIO`) on the same entity (the same table name, or one name's words among the other's), and the question
+  names neither, the choice is the user's: `ambiguous`.
 - The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
   `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
   unless the leading candidates stand clearly ahead (`LEAD_RATIO`). Either way the best candidate holding a value
@@ -28,6 +29,7 @@ from workers.models.types import ModelReply, ToolSpec
 from workers.tools.base import ToolContext, ToolInputError, queryable_source, viewer_card, visible_table
 from workers.tools.copy_rule import mentions
 from workers.turns.compact_schema import SchemaTable
+from workers.turns.database_choice import databases_ranked
 from workers.turns.value_linking import LinkedValue
 
 #: This many candidates of the chosen database (or fewer) go to the SQL call without a choice by the model.
@@ -138,7 +140,7 @@ def choose(
     by_database: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         by_database.setdefault(candidate.database, []).append(candidate)
-    order = list(by_database)
+    order = databases_ranked(candidates)
     named = [d for d in order if _named(question, d)]
     database = named[0] if len(named) == 1 else order[0]
     if prior is None and not context.pins and not named and len(order) > 1:
