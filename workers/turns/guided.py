@@ -37,14 +37,13 @@ from core.config.settings import Settings
 from search.service import SearchRequest, search_tables
 from workers.models.types import Message, ModelProvider, ModelReply, ToolCallRequest
 from workers.sql.guard import dialect_for
-from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import (
     SqlRecord,
     queryable_source,
     viewer_reads,
 )
 from workers.tools.toolbox import StepCallback
-from workers.turns.answer_checks import Probes, Verdict, check
+from workers.turns.answer_checks import Verdict, check
 from workers.turns.candidates import Agreement, Used, agreed
 from workers.turns.guided_answers import (
     NO_PERMISSION,
@@ -74,7 +73,15 @@ from workers.turns.guided_sql import (
     sql_prompt,
     sql_spec,
 )
-from workers.turns.guided_tables import grown, link_values, load_schema, read_tables, search_text
+from workers.turns.guided_tables import (
+    grown,
+    join_misses,
+    link_values,
+    load_schema,
+    probes_for,
+    read_tables,
+    search_text,
+)
 from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
 from workers.turns.statement_fixes import fixed_statement
@@ -165,6 +172,7 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     record = result.record
     if is_empty(record):
         guided.trace["repaired"] = "empty"
+        misses = join_misses(guided, selection, record.sql)
         with guided.env.store.transaction() as session:
             guided.context.session = session
             again = _search(guided, question, terms=filter_values(record.sql, selection.engine), prior=selection)
@@ -173,6 +181,7 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
             hint = (
                 f"An earlier query returned no rows:\n{record.sql}\n"
                 "Check the tables, columns and values: use the values shown for the question's words."
+                + "".join(f"\n{line}" for line in misses)
             )
             retried = _write_and_run(guided, question, again, [], hint=hint)
             if retried is not None and retried.error is None:
@@ -208,25 +217,10 @@ def _check_steps(guided: GuidedTurn, question: str) -> CheckSteps:
 
     def verdict(record: SqlRecord, selection: Selection) -> Verdict:
         tables = {t.name.upper(): t for t in selection.tables}
-
-        def where(table: str) -> dict[str, Any]:
-            found = tables[table]
-            return {
-                "database": selection.database,
-                "engine": selection.engine,
-                "table": found.name,
-                "schema": found.schema,
-                "turn_id": context.turn_id,
-            }
-
         started = time.perf_counter()
         with guided.env.store.transaction() as session:
             context.session = session
-            args = (session, context.settings, context.principal)
-            probes = Probes(
-                held=lambda t, c, values: held_values(*args, **where(t), column=c, literals=values),
-                sample=lambda t, c: sample_values(*args, **where(t), column=c),
-            )
+            probes = probes_for(guided, session, selection, tables)
             read_tables(guided, selection, record.sql, tables)
             cards = {name: t.card for name, t in tables.items()}
             found = check(question, record, dialect_for(selection.engine), cards, selection.linked, probes)

@@ -1,6 +1,6 @@
 """The tables a guided turn (`workers.turns.guided`) shows the model: their compact schema, the values the question
-names linked onto them, tables a check or a statement needs added as the user may see them, and the search as the
-turn's record shows it."""
+names linked onto them, tables a check or a statement needs added as the user may see them, the probes of their
+values (as the user may read them), and the search as the turn's record shows it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from workers.sql.guard import dialect_for
+from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import ToolInputError, queryable_source, viewer_card, visible_table
 from workers.turns import compact_schema
-from workers.turns.answer_checks import tables_read
+from workers.turns.answer_checks import Probes, parse, tables_read
 from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_run import GuidedTurn
+from workers.turns.join_checks import disjoint_joins
 from workers.turns.selection import Selection
 from workers.turns.value_linking import linked_values
 
@@ -89,3 +93,39 @@ def load_schema(guided: GuidedTurn, selection: Selection) -> None:
     selection.schema = compact_schema.render(context, source, selection.tables)
     for table in selection.tables:
         context.opened.add((source.name, table.name.upper()))
+
+
+def probes_for(guided: GuidedTurn, session: Session, selection: Selection, tables: dict[str, SchemaTable]) -> Probes:
+    """The value probes of `tables` (by upper-case name) of the selection's database, run as the turn's user in
+    `session` (`workers.sql.value_probe`)."""
+    context = guided.context
+    args = (session, context.settings, context.principal)
+
+    def where(table: str) -> dict[str, Any]:
+        found = tables[table]
+        return {
+            "database": selection.database,
+            "engine": selection.engine,
+            "table": found.name,
+            "schema": found.schema,
+            "turn_id": context.turn_id,
+        }
+
+    return Probes(
+        held=lambda t, c, values: held_values(*args, **where(t), column=c, literals=values),
+        sample=lambda t, c: sample_values(*args, **where(t), column=c),
+    )
+
+
+def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> list[str]:
+    """For a statement that returned no rows: its join conditions whose columns share no values, one line each."""
+    tree = parse(sql, dialect_for(selection.engine))
+    if tree is None:
+        return []
+    tables = {t.name.upper(): t for t in selection.tables}
+    with guided.env.store.transaction() as session:
+        guided.context.session = session
+        read_tables(guided, selection, sql, tables)
+        probes = probes_for(guided, session, selection, tables)
+        cards = {name: t.card for name, t in tables.items()}
+        return disjoint_joins(tree, cards, probes.sample, probes.held)

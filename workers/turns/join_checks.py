@@ -8,11 +8,14 @@ checks, from the statement and the cards alone:
 - **partial key**: a join that equates some columns of one table's primary key with the same-named columns of the
   other table, while the other table also holds the rest of that key by name.
 Each gives the user's line (`say`) and the repair call's hint.
+
+When a statement returns no rows, `disjoint_joins` names the join conditions whose two columns share none of the
+values read (probed through the permission-checked SQL service), for the hint of the call that writes it again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlglot import exp
@@ -95,3 +98,48 @@ def _partial_line(table: str, other: str, used: Sequence[str], missing: Sequence
         f"The join of {table} and {other} matches {left} but not {rest}, which both tables have and {table}'s key "
         "includes: join on all of them.",
     )
+
+
+def _card_name(card: dict[str, Any], name: str) -> str | None:
+    found = (str(c["name"]) for c in card.get("columns") or [] if str(c.get("name") or "").upper() == name.upper())
+    return next(found, None)
+
+
+def disjoint_joins(
+    tree: exp.Expr,
+    cards: dict[str, dict[str, Any]],
+    sample: Callable[[str, str], list[str] | None],
+    held: Callable[[str, str, Sequence[str]], set[str] | None],
+) -> list[str]:
+    """For a statement that returned no rows: a line for each join condition whose two columns share none of the
+    values read (`sample`: the most frequent values of a column; `held`: which of some values a column holds), as
+    `CTGRY_CD = CODE_GRP` compares category codes with the names of code groups. Tables by upper-case name."""
+    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
+    lines: list[str] = []
+    for join in tree.find_all(exp.Join):
+        condition = join.args.get("on")
+        if not isinstance(condition, exp.Expr):
+            continue
+        for equal in condition.find_all(exp.EQ):
+            left, right = equal.left, equal.right
+            if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+                continue
+            sides = []
+            for column in (left, right):
+                table = _owner(column, aliases, cards)
+                name = _card_name(cards.get(table or "") or {}, column.name) if table else None
+                if table is None or name is None:
+                    break
+                sides.append((table, name, sample(table, name) or []))
+            if len(sides) != 2 or sides[0][0] == sides[1][0] or not sides[0][2] or not sides[1][2]:
+                continue
+            (t0, c0, v0), (t1, c1, v1) = sides
+            if held(t1, c1, v0) != set() or held(t0, c0, v1) != set():
+                continue  # shared values, or a probe that could not tell
+            some0, some1 = (", ".join(f"'{v}'" for v in values[:3]) for values in (v0, v1))
+            lines.append(
+                f"The join condition {_written(left)} = {_written(right)} matches no rows: {t0}.{c0} holds values "
+                f"such as {some0}, and {t1}.{c1} values such as {some1}. Join on columns that hold the same values, "
+                "or leave that join out."
+            )
+    return list(dict.fromkeys(lines))

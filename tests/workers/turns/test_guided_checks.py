@@ -158,6 +158,27 @@ def test_months_written_as_digits_are_read_as_digits_without_another_model_call(
     assert not repairs(fake_openai)
 
 
+def test_a_join_that_matched_nothing_is_named_to_the_call_that_writes_the_query_again(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    on_group = (
+        "SELECT T1.CTGRY_CD, COUNT(*) FROM PRD_MST AS T1 JOIN CODE_MST AS T2 ON T1.CTGRY_CD = T2.CODE_GRP "
+        "GROUP BY T1.CTGRY_CD ORDER BY COUNT(*) DESC LIMIT 1"
+    )
+    alone = "SELECT CTGRY_CD, COUNT(*) FROM PRD_MST GROUP BY CTGRY_CD ORDER BY COUNT(*) DESC LIMIT 1"
+    fake_openai.script(sql_model(on_group, alone))
+    turn_id = turn_world.submit("Which product category has the most products?", thread="checks empty join")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    assert stored["result"]["sql"][-1]["rows"][0][0] == turn_world.erp_scalar(alone)
+    hint = repairs(fake_openai)[-1]
+    assert "An earlier query returned no rows" in hint
+    assert "The join condition T1.CTGRY_CD = T2.CODE_GRP matches no rows: PRD_MST.CTGRY_CD holds values such as" in hint
+    assert "and CODE_MST.CODE_GRP values such as 'CARRIER', 'CUST_GRD'" in hint
+
+
 def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:

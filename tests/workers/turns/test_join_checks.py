@@ -5,12 +5,15 @@ not."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from sqlglot import parse_one
 
 from workers.tools.base import SqlRecord
 from workers.turns.answer_checks import Probes, check
+from workers.turns.join_checks import disjoint_joins
 
 CARDS: dict[str, dict[str, Any]] = {
     "LINES": {
@@ -76,3 +79,43 @@ def test_unqualified_columns_are_read_as_the_one_table_that_has_them() -> None:
     sql = "SELECT COUNT(*) FROM LINES JOIN RETURNS ON LINES.ORDER_NO = RETURNS.ORDER_NO AND RETURN_QTY > 0"
     assert len(join_doubts(sql)) == 1
     assert join_doubts("SELECT COUNT(*) FROM ORDERS JOIN STAFF ON CUSTOMER = NAME") == []
+
+
+GROUPS = {
+    ("PRODUCTS", "CATEGORY"): ["B20", "E50", "A10"],
+    ("PRODUCTS", "PRODUCT_ID"): ["P1", "P2"],
+    ("CODE_GROUPS", "GROUP_NAME"): ["ORDER_STATUS", "PRODUCT_CATEGORY"],
+    ("CODES", "CODE"): ["A10", "B20", "90"],
+    ("SALES", "PRODUCT_ID"): ["P2", "P1"],
+}
+GROUP_CARDS: dict[str, dict[str, Any]] = {
+    "PRODUCTS": {"columns": [{"name": "PRODUCT_ID"}, {"name": "CATEGORY"}]},
+    "CODE_GROUPS": {"columns": [{"name": "GROUP_NAME"}, {"name": "TITLE"}]},
+    "CODES": {"columns": [{"name": "GROUP_NAME"}, {"name": "CODE"}]},
+    "SALES": {"columns": [{"name": "PRODUCT_ID"}, {"name": "QTY"}]},
+}
+
+
+def sample(table: str, column: str) -> list[str] | None:
+    return GROUPS.get((table, column))
+
+
+def held(table: str, column: str, values: Sequence[str]) -> set[str] | None:
+    return {v for v in values if v in GROUPS.get((table, column), [])}
+
+
+def test_a_join_whose_columns_share_no_values_is_named_for_an_empty_result() -> None:
+    sql = (
+        "SELECT P.CATEGORY, COUNT(*) FROM PRODUCTS AS P JOIN CODE_GROUPS AS G ON P.CATEGORY = G.GROUP_NAME "
+        "JOIN SALES AS S ON S.PRODUCT_ID = P.PRODUCT_ID GROUP BY P.CATEGORY"
+    )
+    lines = disjoint_joins(parse_one(sql), GROUP_CARDS, sample, held)
+    assert lines == [
+        "The join condition P.CATEGORY = G.GROUP_NAME matches no rows: PRODUCTS.CATEGORY holds values such as "
+        "'B20', 'E50', 'A10', and CODE_GROUPS.GROUP_NAME values such as 'ORDER_STATUS', 'PRODUCT_CATEGORY'. Join "
+        "on columns that hold the same values, or leave that join out."
+    ]
+    # columns that share values, or a probe that cannot tell, are not named
+    shared = "SELECT COUNT(*) FROM PRODUCTS AS P JOIN CODES AS C ON C.CODE = P.CATEGORY"
+    assert disjoint_joins(parse_one(shared), GROUP_CARDS, sample, held) == []
+    assert disjoint_joins(parse_one(sql), GROUP_CARDS, sample, lambda *_: None) == []
