@@ -42,6 +42,7 @@ from workers.tools.base import (
     queryable_source,
     viewer_reads,
 )
+from workers.tools.copy_rule import mentions
 from workers.tools.toolbox import StepCallback
 from workers.turns.answer_checks import Verdict, check
 from workers.turns.candidates import Agreement, Used, agreed
@@ -97,7 +98,8 @@ SEARCH_K = 10
 #: own sampling, so that it tries another statement, not the same again.
 FIRST_TEMPERATURE = 0.0
 #: A question of at most this many words that follows an earlier one in the thread ("and in 2023?") is searched
-#: as one text with the earlier question, and the SQL call sees both.
+#: as one text with the earlier question, and the SQL call sees both, unless the earlier question asked about a
+#: copy this one does not ask for: what it said (the snapshot's month) describes the copy, which is not carried.
 FOLLOW_UP_WORDS = 8
 
 
@@ -140,6 +142,8 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     with guided.env.store.transaction() as session:
         guided.context.session = session
         selection = _search(guided, f"{earlier} {question}" if earlier else question, terms=[])
+    if earlier and any(mentions([earlier], c.table, c.role) for c in selection.copies_left_out):
+        guided.trace["earlier"] = ""  # the earlier question was about a copy this one does not ask for
     if selection.ambiguous:
         guided.trace["databases"] = selection.ambiguous
         record_search_only(guided)

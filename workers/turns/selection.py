@@ -74,6 +74,8 @@ class Selection:
     #: Values of `database` the question names, on every candidate of it (not only the chosen tables): where a
     #: filter on another column may have been meant (`workers.turns.answer_checks`).
     linked: list[LinkedValue] = field(default_factory=list)
+    #: Copies search found that the question itself does not ask for, left out (`_live_or_asked`).
+    copies_left_out: list[Candidate] = field(default_factory=list)
 
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -135,8 +137,9 @@ def choose(
     `asked`: the turn's own question (copies must be asked for there); with `prior` (a re-search after an empty
     result) the earlier tables of the same database stay in, after the new ones."""
     candidates = [c for c in result.candidates if _live_or_asked(asked or question, c)]
+    left_out = [c for c in result.candidates if c not in candidates]
     if not candidates:
-        return Selection(denied=list(result.denied_tables))
+        return Selection(denied=list(result.denied_tables), copies_left_out=left_out)
     by_database: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         by_database.setdefault(candidate.database, []).append(candidate)
@@ -150,7 +153,9 @@ def choose(
     chosen = live_first(question, by_database[database])
     source = queryable_source(context, database)
     tables = _schema_tables(context, source, chosen)
-    selection = Selection(database=source.name, engine=source.engine, denied=list(result.denied_tables))
+    selection = Selection(
+        database=source.name, engine=source.engine, denied=list(result.denied_tables), copies_left_out=left_out
+    )
     selection.examples = [e for e in result.examples if e.database == source.name]
     selection.linked = [
         LinkedValue(c.table, str(v["column"]), str(v["value"]), meaning, meaning)

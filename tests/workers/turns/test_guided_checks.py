@@ -117,8 +117,18 @@ def test_a_snapshot_the_thread_asked_about_is_not_carried_into_a_question_that_d
     assert f"{turn_world.erp_scalar(live):,}" in stored["answer"]
     prompts = [r.exchange.user_text for r in fake_openai.requests[requests_before:] if "run_sql" in r.exchange.tools]
     assert "CREATE TABLE ORD_MST_202312" not in prompts[0]  # the copy is not offered to this question
+    assert "Earlier question" not in prompts[0]  # nor what the earlier question said of it (its month)
     assert "ORD_MST_202312 is a snapshot copy of ORD_MST: read ORD_MST" in prompts[-1]
     assert stored["result"]["guided"]["checks"] == ["copy"]
+
+    # a follow-up that asks for the snapshot itself is written with the earlier question
+    fake_openai.script(sql_model(stale))
+    requests_before = len(fake_openai.requests)
+    again = turn_world.submit("and their total amount in that snapshot?", thread="checks snapshot")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), again)
+    prompts = [r.exchange.user_text for r in fake_openai.requests[requests_before:] if "run_sql" in r.exchange.tools]
+    assert "Earlier question in this conversation: show me revenue" in prompts[0]
+    assert f"{turn_world.erp_scalar(stale):,}" in turn_world.turn(again)["answer"]
 
 
 def test_a_single_total_for_a_breakdown_by_month_is_partial_with_its_doubt(
