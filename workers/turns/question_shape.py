@@ -64,6 +64,8 @@ _ONE_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _MANY = re.compile(r"\b(each|every|per|by|different|respective|respectively|all the|list|show)\b|별", re.IGNORECASE)
+#: Words that ask for something per group, however the sentence goes on.
+_GROUPS = re.compile(r"\b(each|every|per|by|different|respective|respectively)\b|별", re.IGNORECASE)
 
 
 def asked_one_figure(question: str) -> bool:
@@ -129,11 +131,16 @@ def shape_problems(question: str, tree: exp.Expr, record: SqlRecord) -> list[tup
 
 
 def ungrouped(question: str, tree: exp.Expr, record: SqlRecord, dialect: str | None) -> str | None:
-    """The statement without its GROUP BY, when the question asks for one figure, the result has a row per group and
-    the outer SELECT returns only aggregates over the groups (`SELECT SUM(AMT) FROM S GROUP BY MONTH`): one figure
-    over all the rows, written without a model call. None where dropping the grouping could change what is counted
-    (a HAVING test, a LIMIT, a window, DISTINCT, a grouped column in the result, a compound statement)."""
-    if not (asked_one_figure(question) and len(record.rows) > 1 and isinstance(tree, exp.Select)):
+    """The statement without its GROUP BY, when the result has a row per group, the outer SELECT returns only
+    aggregates over the groups (`SELECT SUM(AMT) FROM S GROUP BY MONTH`), and the question asks for one figure, or
+    for nothing per group, by time or as a top N ("show me revenue": rows with nothing to tell them apart answer no
+    such question): one figure over all the rows, written without a model call. None where dropping the grouping
+    could change what is counted (a HAVING test, a LIMIT, a window, DISTINCT, a grouped column in the result, a
+    compound statement)."""
+    ungroupable = asked_one_figure(question) or (
+        _GROUPS.search(question) is None and not asked_breakdown(question) and asked_top(question) is None
+    )
+    if not (ungroupable and len(record.rows) > 1 and isinstance(tree, exp.Select)):
         return None
     if tree.args.get("group") is None or any(tree.args.get(k) for k in ("having", "limit", "distinct", "qualify")):
         return None

@@ -212,6 +212,18 @@ def test_a_grouping_of_aggregates_alone_is_offered_without_its_group_by_for_one_
     assert verdict("What was the total by month?", by_month, [[1], [2]]).ungrouped is None
 
 
+def test_rows_of_aggregates_with_nothing_to_tell_them_apart_are_one_figure_unless_groups_are_asked_for() -> None:
+    per_order = "SELECT SUM(AMOUNT) AS revenue FROM ORDERS GROUP BY ORDER_ID"
+    assert verdict("show me revenue", per_order, [[3], [5]]).ungrouped == "SELECT SUM(AMOUNT) AS revenue FROM ORDERS"
+    for asked in (
+        "How many orders did each customer place?",
+        "Show the revenue of the three biggest orders",
+        "revenue per city",
+        "Show me revenue by month",
+    ):
+        assert verdict(asked, per_order, [[3], [5]]).ungrouped is None, asked
+
+
 @pytest.mark.parametrize(
     ("question", "one"),
     [
