@@ -1,8 +1,10 @@
 """The guided path's answer checks (`workers.turns.answer_checks`) replayed on the statements earlier runs of
 bench.local_model_accuracy recorded, without a model: how often a right answer would be doubted (a false doubt, which
-costs a repair call and, if it stays, a `partial` answer), how often a wrong one is caught, and how often a rewrite of
-a literal turns a wrong answer right. Cards come from the kept installations (`--work`), the probes read the SQLite
-files themselves, and the expected rows are the benchmark's own.
+costs a repair call and, if it stays, a `partial` answer), how often a wrong one is caught, how often a rewrite of
+a literal turns a wrong answer right, and what the statement rewrites made without a model call (a grouping dropped,
+periods written as digits read as digits, a filter nobody asked for left out) do to right and wrong answers. Cards
+come from the kept installations (`--work`), the probes read the SQLite files themselves, and the expected rows are
+the benchmark's own.
 
 Run:  python -m bench.local_model_checks --work DIR RESULTS.json [RESULTS.json ...]
 (writes bench/results/local_model_checks.json and .md).
@@ -24,7 +26,7 @@ from core.store.database import open_store
 from core.store.repositories import catalog as catalog_repo
 from core.store.repositories import sources as source_repo
 from workers.tools.base import SqlRecord
-from workers.turns.answer_checks import Probes, check, tables_read
+from workers.turns.answer_checks import Probes, Verdict, check, tables_read
 from workers.turns.guided_checks import rewrite
 
 
@@ -101,6 +103,7 @@ def _one(store: Any, run: str, system: str, item: Item, sql: str, rows: list[lis
     if verdict.rewrites:
         again, error = run_readonly(db, rewrite(sql, "sqlite", verdict.rewrites))
         fixed = error is None and item.check("", {"database": item.database, "rows": again, "truncated": False})
+    restated = _restated(item, verdict, cards, db)
     return {
         "run": run,
         "system": system,
@@ -111,7 +114,31 @@ def _one(store: Any, run: str, system: str, item: Item, sql: str, rows: list[lis
         "say": [d.say for d in verdict.doubts],
         "rewrites": [[r.literal, r.value] for r in verdict.rewrites],
         "rewrite_right": fixed,
+        "restated": restated,
     }
+
+
+def _restated(item: Item, verdict: Verdict, cards: dict[str, dict[str, Any]], db: Path) -> dict[str, Any] | None:
+    """The statement rewrite the guided path would adopt without a model call (`workers.turns.guided_checks`: the
+    grouping dropped, periods written as digits read as digits, filters nobody asked for left out), and whether its
+    result is right; None when none would be."""
+    offered = [
+        ("grouping", verdict.ungrouped, True),
+        ("digits", verdict.redated.sql if verdict.redated else None, False),
+        ("filter", verdict.unfiltered.sql if verdict.unfiltered else None, False),
+    ]
+    for kind, sql, equal_kept in offered:
+        if sql is None:
+            continue
+        rows, error = run_readonly(db, sql)
+        if error is not None or not rows or all(v in (None, 0) for v in rows[0]):
+            continue
+        record = SqlRecord(item.database, sql, [], rows, len(rows) >= ROW_CAP, None)
+        after = len(check(item.text, record, "sqlite", cards, [], _probes(db)).doubts)
+        if after < len(verdict.doubts) or (equal_kept and after <= len(verdict.doubts)):
+            right = item.check("", {"database": item.database, "rows": rows, "truncated": len(rows) >= ROW_CAP})
+            return {"kind": kind, "right": right}
+    return None
 
 
 def _summary(outcomes: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -128,6 +155,9 @@ def _summary(outcomes: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
                     "wrong_doubted",
                     "rewrites",
                     "rewrite_wrong_to_right",
+                    "restated",
+                    "restated_wrong_to_right",
+                    "restated_right_to_wrong",
                 ),
                 0,
             ),
@@ -138,6 +168,11 @@ def _summary(outcomes: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
             s["right_doubted" if o["correct"] else "wrong_doubted"] += 1
         s["rewrites"] += bool(o["rewrites"])
         s["rewrite_wrong_to_right"] += bool(o["rewrites"]) and not o["correct"] and bool(o["rewrite_right"])
+        restated = o.get("restated")
+        if restated:
+            s["restated"] += 1
+            s["restated_wrong_to_right"] += not o["correct"] and restated["right"]
+            s["restated_right_to_wrong"] += o["correct"] and not restated["right"]
     return summary
 
 
@@ -164,13 +199,27 @@ def _markdown(outcomes: list[dict[str, Any]]) -> str:
         "wrong doubted",
         "rewrites",
         "rewrite: wrong→right",
+        "statement rewrites",
+        "wrong→right",
+        "right→wrong",
     ]
-    keys = ("statements", "right", "right_doubted", "wrong", "wrong_doubted", "rewrites", "rewrite_wrong_to_right")
+    keys = (
+        "statements",
+        "right",
+        "right_doubted",
+        "wrong",
+        "wrong_doubted",
+        "rewrites",
+        "rewrite_wrong_to_right",
+        "restated",
+        "restated_wrong_to_right",
+        "restated_right_to_wrong",
+    )
     lines += md_table(
         [*header, "right doubted %", "wrong doubted %"],
         [[name, *(s[k] for k in keys), _share(s, "right"), _share(s, "wrong")] for name, s in summary.items()],
     )
-    doubted = [o for o in outcomes if o["doubts"] or o["rewrites"]]
+    doubted = [o for o in outcomes if o["doubts"] or o["rewrites"] or o.get("restated")]
     lines += ["", "Statements the checks doubted or rewrote:", ""]
     rows = [
         [
@@ -181,11 +230,18 @@ def _markdown(outcomes: list[dict[str, Any]]) -> str:
             "✓" if o["correct"] else "✗",
             "; ".join(o["say"]) or "-",
             ", ".join(f"{a}→{b}" for a, b in o["rewrites"]) or "-",
+            _restated_cell(o.get("restated")),
         ]
         for o in doubted
     ]
-    lines += md_table(["results", "system", "set", "#", "right", "doubt", "rewrite"], rows)
+    lines += md_table(["results", "system", "set", "#", "right", "doubt", "rewrite", "statement rewrite"], rows)
     return "\n".join(lines) + "\n"
+
+
+def _restated_cell(restated: dict[str, Any] | None) -> str:
+    if not restated:
+        return "-"
+    return f"{restated['kind']}: " + ("✓" if restated["right"] else "✗")
 
 
 if __name__ == "__main__":

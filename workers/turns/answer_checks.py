@@ -38,6 +38,7 @@ from workers.turns.code_meanings import base_forms, meaning_words, meant_codes, 
 from workers.turns.date_use import DAY_LITERAL, Redated, Resolve, day_problems, redated, undated_problems
 from workers.turns.join_checks import join_problems
 from workers.turns.question_shape import shape_problems, ungrouped
+from workers.turns.statement_filters import Filter, Unfiltered, card_column, filters, table_of, unfiltered
 from workers.turns.value_linking import LinkedValue, has_hangul, held_match
 
 #: Roles of tables that copy a live table (`catalog.copy_detection`): stale or partial rows.
@@ -58,6 +59,9 @@ class Doubt:
     say: str
     hint: str
     table: str = ""
+    #: The filter and literal the doubt is about, when leaving that literal out is the whole answer to it (a code
+    #: or an identifier the question does not name, and no value it names instead): `Verdict.unfiltered`.
+    drop: tuple[Filter, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,14 +85,8 @@ class Verdict:
     ungrouped: str | None = None
     #: The statement with its date functions on periods written as digits rewritten (`workers.turns.date_use`).
     redated: Redated | None = None
-
-
-@dataclass(frozen=True)
-class Filter:
-    table: str  # the table as the selection names it
-    column: str
-    op: str  # "eq", "in", "like"
-    literals: tuple[str, ...]
+    #: The statement without the filters whose every literal a doubt would leave out (`Doubt.drop`).
+    unfiltered: Unfiltered | None = None
 
 
 #: (table, column, literals) → the literals the column holds, or None when unknown; (table, column) → some values.
@@ -150,6 +148,9 @@ def check(
     verdict.doubts += [Doubt("date", say, hint) for say, hint in undated]
     if undated:
         verdict.redated = redated(tree.copy(), _resolver(tree, cards), probes.sample, dialect)
+    drops = [d.drop for d in verdict.doubts if d.drop is not None]
+    if drops:
+        verdict.unfiltered = unfiltered(tree, drops, dialect)  # last: it changes `tree`
     return verdict
 
 
@@ -176,51 +177,7 @@ def copy_doubts(question: str, tree: exp.Expr, cards: dict[str, dict[str, Any]])
     return doubts
 
 
-# --- filters -----------------------------------------------------------------------------------------------------
-
-
-def filters(tree: exp.Expr, cards: dict[str, dict[str, Any]]) -> list[Filter]:
-    """The comparisons of a column with text literals (=, IN, LIKE), the column resolved to a table of `cards`."""
-    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
-    found: list[Filter] = []
-    for node in tree.find_all(exp.EQ, exp.In, exp.Like, exp.ILike):
-        if isinstance(node, exp.In):
-            column, literals = node.this, [e for e in node.expressions if isinstance(e, exp.Literal)]
-            if len(literals) != len(node.expressions):
-                continue
-            op = "in"
-        else:
-            left, right = node.this, node.expression
-            column, literal = (left, right) if isinstance(left, exp.Column) else (right, left)
-            literals = [literal] if isinstance(literal, exp.Literal) else []
-            op = "eq" if isinstance(node, exp.EQ) else "like"
-        if not isinstance(column, exp.Column) or not literals or not all(lit.is_string for lit in literals):
-            continue
-        table = _table_of(column, aliases, cards)
-        if table is not None:
-            name = _column_name(cards[table], column.name)
-            found.append(Filter(table, name, op, tuple(lit.this for lit in literals)))
-    return found
-
-
-def _table_of(column: exp.Column, aliases: dict[str, str], cards: dict[str, dict[str, Any]]) -> str | None:
-    if column.table:
-        table = aliases.get(column.table.upper(), column.table.upper())
-        return table if table in cards else None
-    read = [t for t in dict.fromkeys(aliases.values()) if t in cards]
-    holding = [t for t in read if _column_name(cards[t], column.name)]
-    return holding[0] if len(holding) == 1 else None
-
-
-def _column_name(card: dict[str, Any], name: str) -> str:
-    return str(_card_column(card, name).get("name") or "")
-
-
-def _card_column(card: dict[str, Any], name: str) -> dict[str, Any]:
-    found = (
-        c for c in card.get("columns", []) if isinstance(c, dict) and str(c.get("name", "")).upper() == name.upper()
-    )
-    return next(found, {})
+# --- codes ---------------------------------------------------------------------------------------------------------
 
 
 def _column(cards: dict[str, dict[str, Any]], f: Filter) -> dict[str, Any]:
@@ -263,7 +220,7 @@ def code_doubts(
                 continue
             if not meanings.get(literal) and literal not in meanings and winners:
                 continue  # several named codes and the literal none of them: left to the value check
-            verdict.doubts.append(_code_doubt(question, f, literal, meanings.get(literal, ""), linked))
+            verdict.doubts.append(_code_doubt(question, f, literal, meanings.get(literal, ""), linked, best == 0))
     return verdict
 
 
@@ -297,12 +254,16 @@ def _used_twice(question: str, f: Filter, code: str, meaning: str, found: Sequen
                     "did not mean the second.",
                     f"The question's '{word}' is already answered by the filter on {other.column}: leave out "
                     f"{f.column} = '{code}' unless the question asks for it.",
+                    drop=(f, code),
                 )
             ]
     return []
 
 
-def _code_doubt(question: str, f: Filter, literal: str, meaning: str, linked: Sequence[LinkedValue]) -> Doubt:
+def _code_doubt(
+    question: str, f: Filter, literal: str, meaning: str, linked: Sequence[LinkedValue], alone: bool
+) -> Doubt:
+    """The doubt on a code the question does not name; `alone`: the question names no code of the column either."""
     meant = f" ({meaning})" if meaning else ""
     elsewhere = [v for v in linked if (v.table.upper(), v.column) != (f.table.upper(), f.column)]
     elsewhere.sort(key=lambda v: v.value not in question)  # the spelling the question wrote first
@@ -315,7 +276,7 @@ def _code_doubt(question: str, f: Filter, literal: str, meaning: str, linked: Se
         say += f"; say if you meant '{shown}' as {value.table}.{value.column}"
         hint += f" The question's '{shown}' is the value '{value.value}' of {value.table}.{value.column}: filter on it."
         table = value.table
-    return Doubt("code", say + ".", hint, table)
+    return Doubt("code", say + ".", hint, table, (f, literal) if alone and not elsewhere else None)
 
 
 def _mostly_other_script(text: str) -> bool:
@@ -341,6 +302,7 @@ def value_doubts(
                     "value",
                     f"I filtered on {f.column} = '{literal}', which the question does not name.",
                     f"The question names no {f.column} '{literal}': leave that filter out.",
+                    drop=(f, literal),
                 )
             )
         literals = [lit for lit in f.literals if lit.strip() and not DAY_LITERAL.match(lit)]
@@ -379,7 +341,7 @@ def _resolver(tree: exp.Expr, cards: dict[str, dict[str, Any]]) -> Resolve:
     aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
 
     def resolve(column: exp.Column) -> tuple[str, dict[str, Any]] | None:
-        table = _table_of(column, aliases, cards)
-        return None if table is None else (table, _card_column(cards[table], column.name))
+        table = table_of(column, aliases, cards)
+        return None if table is None else (table, card_column(cards[table], column.name))
 
     return resolve

@@ -70,7 +70,7 @@ Sample = Callable[[str, str], list[str] | None]
 
 
 class Compared(Protocol):
-    """A comparison of a column with literals (`workers.turns.answer_checks.Filter`)."""
+    """A comparison of a column with literals (`workers.turns.statement_filters.Filter`)."""
 
     @property
     def column(self) -> str: ...

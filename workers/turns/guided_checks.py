@@ -3,8 +3,10 @@ question (`workers.turns.answer_checks`), repaired once, and what is still in do
 
 1. Literals the column holds in another spelling, case or script, and codes the question names by their meaning,
    are rewritten and the statement runs again, without a model call; the answer says what was read as what.
-   A grouping a one-figure question did not ask for is dropped the same way when only aggregates are selected, and
+   A grouping of aggregates alone that the question does not ask for is dropped the same way, and
    date functions on periods written as digits (`202401`) read the digits instead.
+   A filter whose only doubt is that the question does not ask for it (a code or identifier it does not name) is
+   left out the same way.
 2. What else is wrong (the shape, a code or value the question does not name, one day for a period, a copy not asked
    for) goes to one repair call as a hint, with the tables it needs added to the schema (the live table of a copy,
    the table holding the question's value). The repaired statement is kept when it has fewer doubts.
@@ -62,7 +64,7 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
         flat = steps.rerun(verdict.ungrouped, selection)
         if flat is not None and flat.error is None and not is_empty(flat):
             flat_verdict = steps.verdict(flat, selection)
-            if len(flat_verdict.doubts) < len(verdict.doubts):
+            if len(flat_verdict.doubts) <= len(verdict.doubts):  # the reading the question asks for
                 result.record, verdict = flat, flat_verdict
                 result.notes.append(UNGROUPED)
     if verdict.redated is not None:
@@ -73,6 +75,14 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
             if len(parts_verdict.doubts) < len(verdict.doubts):
                 result.record, verdict = parts, parts_verdict
                 result.notes.append(offered.note)
+    if verdict.unfiltered is not None:
+        left_out = verdict.unfiltered
+        fewer = steps.rerun(left_out.sql, selection)
+        if fewer is not None and fewer.error is None and not is_empty(fewer):
+            fewer_verdict = steps.verdict(fewer, selection)
+            if len(fewer_verdict.doubts) < len(verdict.doubts):
+                result.record, verdict = fewer, fewer_verdict
+                result.notes.append(left_out.note)
     result.doubts = verdict.doubts
     if not verdict.doubts or is_empty(result.record):
         return result  # an empty result is searched again by the caller, with the values it filtered on

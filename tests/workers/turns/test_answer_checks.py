@@ -145,6 +145,37 @@ def test_a_status_read_from_the_verb_a_payment_filter_answers_for_is_a_doubt() -
     assert doubts("How many orders were paid?", "SELECT COUNT(*) FROM ORDERS WHERE STATUS = '20'") == []
 
 
+def test_a_filter_whose_only_doubt_is_that_nobody_asked_for_it_is_offered_without_it() -> None:
+    both = "SELECT COUNT(*) FROM ORDERS WHERE SHIP_CITY = 'Busan' AND STATUS = '30'"
+    left_out = verdict("How many orders were shipped to Busan?", both, [[4]]).unfiltered
+    assert left_out is not None
+    assert left_out.sql == "SELECT COUNT(*) FROM ORDERS WHERE SHIP_CITY = 'Busan'"
+    assert left_out.note == "I left out the filter STATUS = '30', which the question does not ask for."
+    # codes the question does not name at all, every literal of an IN, inside parentheses; an identifier
+    statuses = "SELECT SUM(AMOUNT) FROM ORDERS WHERE (STATUS IN ('30', '40')) AND ORDER_ID = 'C000551'"
+    found = verdict("What was the revenue?", statuses, [[7]])
+    assert kinds(found) == ["code", "code", "value"]
+    assert found.unfiltered is not None
+    assert found.unfiltered.sql == "SELECT SUM(AMOUNT) FROM ORDERS"
+    # not a filter the question's own value should replace, nor one under an OR or in a join's condition
+    assert (
+        verdict(
+            "How many orders shipped to Busan in 2024?",
+            "SELECT COUNT(*) FROM SHIPMENTS WHERE CARRIER = 'KP'",
+            [[549]],
+            CITY_BUSAN,
+        ).unfiltered
+        is None
+    )
+    for kept in (
+        "SELECT SUM(AMOUNT) FROM ORDERS WHERE STATUS = '30' OR AMOUNT > 5",
+        "SELECT SUM(O.AMOUNT) FROM ORDERS AS O JOIN SHIPMENTS AS S ON S.ORDER_ID = O.ORDER_ID AND O.STATUS = '30'",
+    ):
+        found = verdict("What was the revenue?", kept, [[7]])
+        assert kinds(found) == ["code"], kept
+        assert found.unfiltered is None, kept
+
+
 def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() -> None:
     total = "SELECT SUM(AMOUNT) FROM ORDERS WHERE ORDER_DATE LIKE '2024%'"
     assert kinds(verdict("What was our total sales amount by month in 2024?", total, [[10]])) == ["shape"]

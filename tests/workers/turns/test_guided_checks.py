@@ -208,6 +208,37 @@ def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_ano
     assert not repairs(fake_openai)
 
 
+def test_a_status_nobody_asked_for_is_left_out_without_another_model_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    paid_twice = "SELECT COUNT(*) FROM ORD_MST WHERE PAY_MTHD_CD = '01' AND STATUS_CODE = '20'"
+    fake_openai.script(sql_model(paid_twice, paid_twice.replace("= '20'", "!= '20'")))
+    turn_id = turn_world.submit("How many orders were paid by credit card?", thread="checks left out")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    card = turn_world.erp_scalar("SELECT COUNT(*) FROM ORD_MST WHERE PAY_MTHD_CD = '01'")
+    assert stored["result"]["sql"][-1]["rows"] == [[card]]
+    assert "I left out the filter STATUS_CODE = '20', which the question does not ask for." in stored["answer"]
+    assert not repairs(fake_openai)  # the repair would have written STATUS_CODE != '20'
+
+
+def test_unlabelled_sums_per_order_for_a_question_asking_no_breakdown_become_one_figure(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    per_order = "SELECT SUM(TOT_AMT) AS revenue FROM ORD_MST GROUP BY ORD_NO"
+    fake_openai.script(sql_model(per_order))
+    turn_id = turn_world.submit("show me revenue", thread="checks unlabelled")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    assert stored["result"]["sql"][-1]["rows"] == [[turn_world.erp_scalar("SELECT SUM(TOT_AMT) FROM ORD_MST")]]
+    assert "I left out the query's grouping" in stored["answer"]
+    assert not repairs(fake_openai)
+
+
 def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_columns(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
