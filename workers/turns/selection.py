@@ -2,9 +2,9 @@
 
 - Copies the user did not ask about are left out (the copy rule of run_sql, applied before the model sees them).
 - The database: the one of the best candidate (`workers.turns.database_choice`), unless the question names
-  another by name. When the best candidates of two databases tie (scores within
-  `TIE_RATIO`) on the same entity (the same table name, or one name's words among the other's), and the question
-  names neither, the choice is the user's: `ambiguous`.
+  another by name. When the best candidates of two databases tie (scores within `TIE_RATIO`) on the same entity
+  (the same table name, or one name's words among the other's), and the question names neither, the choice is the
+  user's: `ambiguous`.
 - The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
   `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
   unless the leading candidates stand clearly ahead (`LEAD_RATIO`). Either way the best candidate holding a value
