@@ -60,29 +60,12 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
             result.notes = [r.note for r in verdict.rewrites]
             result.record = again
             verdict = steps.verdict(again, selection)
-    if verdict.ungrouped is not None:
-        flat = steps.rerun(verdict.ungrouped, selection)
-        if flat is not None and flat.error is None and not is_empty(flat):
-            flat_verdict = steps.verdict(flat, selection)
-            if len(flat_verdict.doubts) <= len(verdict.doubts):  # the reading the question asks for
-                result.record, verdict = flat, flat_verdict
-                result.notes.append(UNGROUPED)
+    if verdict.ungrouped is not None:  # the reading the question asks for: kept unless it adds doubts
+        verdict = _restated(result, verdict, verdict.ungrouped, UNGROUPED, selection, steps, equal_kept=True)
     if verdict.redated is not None:
-        offered = verdict.redated
-        parts = steps.rerun(offered.sql, selection)
-        if parts is not None and parts.error is None and not is_empty(parts):
-            parts_verdict = steps.verdict(parts, selection)
-            if len(parts_verdict.doubts) < len(verdict.doubts):
-                result.record, verdict = parts, parts_verdict
-                result.notes.append(offered.note)
+        verdict = _restated(result, verdict, verdict.redated.sql, verdict.redated.note, selection, steps)
     if verdict.unfiltered is not None:
-        left_out = verdict.unfiltered
-        fewer = steps.rerun(left_out.sql, selection)
-        if fewer is not None and fewer.error is None and not is_empty(fewer):
-            fewer_verdict = steps.verdict(fewer, selection)
-            if len(fewer_verdict.doubts) < len(verdict.doubts):
-                result.record, verdict = fewer, fewer_verdict
-                result.notes.append(left_out.note)
+        verdict = _restated(result, verdict, verdict.unfiltered.sql, verdict.unfiltered.note, selection, steps)
     result.doubts = verdict.doubts
     if not verdict.doubts or is_empty(result.record):
         return result  # an empty result is searched again by the caller, with the values it filtered on
@@ -106,6 +89,28 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
     if len(second.doubts) < len(verdict.doubts):
         result.record, result.doubts, result.notes = repaired, second.doubts, notes
     return result
+
+
+def _restated(
+    result: Checked,
+    verdict: Verdict,
+    sql: str,
+    note: str,
+    selection: Selection,
+    steps: CheckSteps,
+    equal_kept: bool = False,
+) -> Verdict:
+    """Run `sql` (a rewrite of the result's statement) without a model call; when it has rows and fewer doubts (or
+    no more, with `equal_kept`), it becomes the result, with `note` said. The verdict of the result kept."""
+    again = steps.rerun(sql, selection)
+    if again is None or again.error is not None or is_empty(again):
+        return verdict
+    after = steps.verdict(again, selection)
+    if len(after.doubts) < len(verdict.doubts) or (equal_kept and len(after.doubts) <= len(verdict.doubts)):
+        result.record = again
+        result.notes.append(note)
+        return after
+    return verdict
 
 
 def _rewritten(
