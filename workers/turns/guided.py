@@ -83,9 +83,10 @@ from workers.turns.guided_tables import (
     read_tables,
     search_text,
 )
-from workers.turns.selection import Selection, choose, pick_prompt, pick_spec, picked_tables, with_neighbours
+from workers.turns.selection import Selection, choose, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
 from workers.turns.statement_fixes import fixed_statement
+from workers.turns.table_pick import pick_prompt, pick_spec, picked_tables
 
 log = logging.getLogger(__name__)
 

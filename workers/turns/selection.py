@@ -6,11 +6,12 @@
   (the same table name, or one name's words among the other's), and the question names neither, the choice is the
   user's: `ambiguous`.
 - The tables: the candidates of that database in rank order, with the join tables search found between them. Up to
-  `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call (`pick_spec`)
-  unless the leading candidates stand clearly ahead (`LEAD_RATIO`). Either way the best candidate holding a value
-  the question names stays in: the filter on that value needs its table; and when that table explains codes (the
-  value is a code's meaning, "cancelled"), so does the best candidate with a column coded by it. A selection that
-  comes down to one table gains its neighbours by declared keys (`with_neighbours`).
+  `DIRECT_TABLES` go to the SQL call as they are; more are narrowed by one constrained model call
+  (`workers.turns.table_pick`) unless the leading candidates stand clearly ahead (`LEAD_RATIO`); those gain the best
+  candidate of each part of the question none of them covers (`search.coverage`). Either way the best candidate
+  holding a value the question names stays in: the filter on that value needs its table; and when that table
+  explains codes (the value is a code's meaning, "cancelled"), so does the best candidate with a column coded by it.
+  A selection that comes down to one table gains its neighbours by declared keys (`with_neighbours`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from typing import Any
 
 from core.cards.database_summary import summaries_for
 from core.store.repositories import search_queries as queries
+from core.text.identifiers import expand_words
 from search.candidates import Candidate
 from search.examples import ExampleHit
 from search.service import SearchResult
-from workers.models.types import ModelReply, ToolSpec
 from workers.tools.base import ToolContext, ToolInputError, queryable_source, viewer_card, visible_table
 from workers.tools.copy_rule import mentions
 from workers.turns.compact_schema import SchemaTable
@@ -34,13 +35,15 @@ from workers.turns.value_linking import LinkedValue
 
 #: This many candidates of the chosen database (or fewer) go to the SQL call without a choice by the model.
 DIRECT_TABLES = 4
-#: The most candidates the model chooses among, and the most tables it may choose.
+#: The most candidates the model chooses among (`workers.turns.table_pick`).
 PICK_FROM = 4
-PICK_AT_MOST = 4
 #: Candidates scoring at least this share of the best are "leading"; when the leading ones (with the join tables
 #: between them) are few and the next candidate is below the share, they are taken without a model call.
 LEAD_RATIO = 0.9
 LEADING_AT_MOST = 3
+#: Whether the leading candidates gain the best candidate of each part of the question none of them covers
+#: (`_covering`; `bench.table_selection` measures the selection with it and without).
+COVER_PARTS = True
 #: Signals by which search finds a table for the question itself (`search.candidates`), beside a join.
 DIRECT_SIGNALS = frozenset({"keyword", "value", "note", "example"})
 #: A selection of one table gains up to this many tables it has declared keys with (a question about owners
@@ -57,7 +60,6 @@ HISTORY_WORDS = frozenset({"log", "history", "historical", "change", "changed", 
 PART_ROLES = frozenset({"partition", "log"})
 #: Characters of a database summary in the question that asks which database the user means.
 SUMMARY_CHARS = 120
-PICK_COLUMNS = 8
 
 
 @dataclass
@@ -169,7 +171,7 @@ def choose(
         tables = [*tables[:DIRECT_TABLES], *[t for t in prior.tables if t.name not in known]][:DIRECT_TABLES]
         selection.tables = tables
         return selection
-    tables = headers_first(tables, {c.table: c.score for c in chosen})
+    tables = headers_first(tables, {c.table: c.score for c in chosen}, question)
     selection.candidates = [c for c in chosen if c.table in {t.name for t in tables}]
     tables = with_neighbours(context, source, tables)
     if len(tables) <= DIRECT_TABLES:
@@ -186,19 +188,29 @@ def choose(
     return selection
 
 
-def headers_first(tables: Sequence[SchemaTable], scores: dict[str, float]) -> list[SchemaTable]:
+def headers_first(tables: Sequence[SchemaTable], scores: dict[str, float], question: str = "") -> list[SchemaTable]:
     """`tables` with the one the first table refers to by a declared key moved before it, when that one scores
-    within `HEADER_RATIO` of the first: of a header and its lines that tie, the header holds the question's subject
-    and its totals, and a small model writes from the table shown first."""
+    within `HEADER_RATIO` of the first, or when the question names the entity both names share and no word only the
+    first's name has ("the largest single order amount": orders, not order details): of a header and its lines,
+    the header holds the question's subject and its totals, and a small model writes from the table shown first."""
     if len(tables) < 2:
         return list(tables)
     first = tables[0]
     targets = _referenced(first.card)
     top = scores.get(first.name, 0.0)
     for index, table in enumerate(tables[1:DIRECT_TABLES], start=1):
-        if table.name.upper() in targets and scores.get(table.name, 0.0) >= HEADER_RATIO * top:
+        if table.name.upper() not in targets:
+            continue
+        if scores.get(table.name, 0.0) >= HEADER_RATIO * top or _asks_for_header(question, first.name, table.name):
             return [table, *tables[:index], *tables[index + 1 :]]
     return list(tables)
+
+
+def _asks_for_header(question: str, lines: str, header: str) -> bool:
+    """The question names a word the two tables' names share and none that only the lines' name has."""
+    said = name_words(question)
+    own, shared = set(expand_words(lines)), set(expand_words(header))
+    return any(says(said, w) for w in own & shared) and not any(says(said, w) for w in own - shared)
 
 
 def joined_only(candidate: Candidate) -> bool:
@@ -219,11 +231,29 @@ def leading_tables(candidates: Sequence[Candidate], tables: Sequence[SchemaTable
     if holder is not None and not any(c.values for c in lead):
         names.add(holder.table)
     names |= _coded_by(candidates, tables, [c for c in candidates if c.table in names and c.values])
+    names |= _covering(candidates, names)
     cards = {t.name: t.card for t in tables}
     for c in candidates:
         if len(c.through) >= 2 and set(c.through) <= names and not _joined_directly(cards, c.through):
             names.add(c.table)
     return names
+
+
+def _covering(candidates: Sequence[Candidate], names: set[str]) -> set[str]:
+    """For each part of the question (`search.coverage`) that some candidate covers and none of `names` does, the
+    best candidate covering it: "which product categories had the most returns" leads with the products and the
+    code table of their categories, and the count is of the returns, a part only a lower candidate covers."""
+    if not COVER_PARTS:
+        return set()
+    covered = {part for c in candidates if c.table in names for part in c.covers}
+    found: set[str] = set()
+    for candidate in candidates:
+        if joined_only(candidate) or candidate.table in names:
+            continue
+        if set(candidate.covers) - covered:
+            found.add(candidate.table)
+            covered |= set(candidate.covers)
+    return found
 
 
 def _value_holder(candidates: Sequence[Candidate]) -> Candidate | None:
@@ -334,67 +364,3 @@ def _summaries(context: ToolContext, names: Sequence[str]) -> list[tuple[str, st
             summary = summary[: SUMMARY_CHARS - 1] + "…"
         shown.append((name, summary))
     return shown
-
-
-# --- the model's choice ------------------------------------------------------------------------------------------
-
-
-def pick_spec(selection: Selection) -> ToolSpec:
-    names = [t.name for t in selection.tables]
-    return ToolSpec(
-        name="choose_tables",
-        description="The tables the query needs.",
-        parameters={
-            "type": "object",
-            "properties": {
-                "tables": {
-                    "type": "array",
-                    "items": {"type": "string", "enum": names},
-                    "minItems": 1,
-                    "maxItems": PICK_AT_MOST,
-                }
-            },
-            "required": ["tables"],
-        },
-    )
-
-
-def pick_prompt(question: str, selection: Selection) -> str:
-    lines = [f"Tables of database {selection.database}, most relevant first:"]
-    for table in selection.tables:
-        purpose = " ".join(str(table.card.get("purpose") or "").split())[:120]
-        columns = [str(c["name"]) for c in table.card.get("columns", []) if isinstance(c, dict)]
-        more = ", …" if len(columns) > PICK_COLUMNS else ""
-        role = table.card.get("role") or "live"
-        label = table.name if role == "live" else f"{table.name} ({role})"
-        lines.append(f"- {label}: {purpose}. Columns: {', '.join(columns[:PICK_COLUMNS])}{more}")
-    lines += ["", f"Question: {question}", "Choose the tables the query needs."]
-    return "\n".join(lines)
-
-
-def picked_tables(selection: Selection, reply: ModelReply) -> Selection:
-    """The selection narrowed to the tables the model chose (and the join tables between them); the leading
-    candidates when it chose none it was offered."""
-    offered = {t.name: t for t in selection.tables}
-    chosen: list[str] = []
-    for call in reply.tool_calls:
-        names = call.arguments.get("tables")
-        for name in names if isinstance(names, list) else []:
-            if isinstance(name, str) and name in offered and name not in chosen:
-                chosen.append(name)
-    if not chosen:
-        chosen = [t.name for t in selection.tables[:2]]
-    for candidate in selection.candidates:
-        if candidate.table not in chosen and candidate.through and len(set(candidate.through) & set(chosen)) >= 2:
-            chosen.append(candidate.table)
-    rank = [t.name for t in selection.tables]
-    kept = sorted(chosen[:PICK_AT_MOST], key=rank.index)
-    return Selection(
-        database=selection.database,
-        engine=selection.engine,
-        tables=[offered[name] for name in kept],
-        candidates=[c for c in selection.candidates if c.table in kept],
-        denied=selection.denied,
-        examples=selection.examples,
-        linked=selection.linked,
-    )

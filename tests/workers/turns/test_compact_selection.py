@@ -39,6 +39,27 @@ def test_the_table_holding_a_value_the_question_names_is_offered() -> None:
     assert leading_tables(led, tables) == {"ORD_MST"}
 
 
+def test_each_part_of_the_question_gets_a_table_among_the_leading_ones() -> None:
+    """ "Which product categories had the most returns last year?": the products and the code table of their
+    categories lead, and only a lower candidate covers "returns last year"; it joins the leading tables, the
+    best covering candidate of that part only, and no candidate covering nothing new does."""
+    found = [
+        candidate("PRD_MST", score=0.059),
+        candidate("CODE_MST", score=0.057),
+        candidate("RET_DTL", score=0.044),
+        candidate("RET_RSN", score=0.043),
+        candidate("STK_INV", score=0.041),
+    ]
+    found[0].covers = ["product categories"]
+    found[2].covers = ["returns last year"]
+    found[3].covers = ["returns last year"]
+    tables = [table(c.table, ["ID"], ["ID"]) for c in found]
+    assert leading_tables(found, tables) == {"PRD_MST", "CODE_MST", "RET_DTL"}
+    # a part a leading table covers already brings nothing
+    found[1].covers = ["returns last year"]
+    assert leading_tables(found, tables) == {"PRD_MST", "CODE_MST"}
+
+
 def test_a_code_meaning_the_question_names_brings_the_table_coded_by_it() -> None:
     """ "Cancelled" is a meaning in the code table, which leads; the orders table, whose status column takes its codes
     from that table, is offered beside it. A table with no column coded by it is not."""
@@ -169,3 +190,10 @@ def test_a_header_that_ties_with_its_lines_is_shown_first() -> None:
     far = near | {"ORD_MST": 0.030}  # the lines lead clearly: they stay first
     assert [t.name for t in headers_first([lines, other, header], far)] == ["ORD_DTL", "RET_DTL", "ORD_MST"]
     assert [t.name for t in headers_first([header, lines], near)] == ["ORD_MST", "ORD_DTL"]
+    # the question names orders and nothing only the lines' name says: the header first, whatever the scores
+    single = "What is the largest single order amount?"
+    assert [t.name for t in headers_first([lines, other, header], far, single)] == ["ORD_MST", "ORD_DTL", "RET_DTL"]
+    detail = "What is the largest order detail amount?"
+    assert [t.name for t in headers_first([lines, other, header], far, detail)] == ["ORD_DTL", "RET_DTL", "ORD_MST"]
+    unrelated = "What is the largest amount?"  # names neither table's entity
+    assert headers_first([lines, other, header], far, unrelated)[0].name == "ORD_DTL"
