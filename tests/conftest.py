@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -22,6 +23,12 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 # The fake model servers (`fake_anthropic`, `fake_openai`) and the turn worlds are fixtures for every test folder.
 pytest_plugins = ["tests.fakes.fixtures", "tests.turn_world"]
+
+# Bytecode caches on, whatever the shell says: the suite starts hundreds of Python processes (the command line,
+# workers, bot servers), and with PYTHONDONTWRITEBYTECODE set and an installation without caches (pip's
+# --no-compile) each of them compiled every module it imported again, about 2 s a process on 2 cores.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # Tests describe their own environment; nothing from the developer's shell may leak into them.
 for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:
