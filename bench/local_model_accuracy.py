@@ -123,6 +123,7 @@ def turn_attempt(session: ConsoleSession, item: Item) -> Attempt:
     attempt.ms = {str(k): float(v) for k, v in (guided.get("ms") or {}).items()}
     attempt.checks = [str(k) for k in guided.get("checks", [])]
     attempt.doubt = str(guided.get("doubt") or "")
+    attempt.candidates = {str(k): int(v) for k, v in (guided.get("candidates") or {}).items()}
     if not correct:
         attempt.step = _failing_step(item, attempt, last, guided)
         attempt.error_kind = error_kind(item, last)

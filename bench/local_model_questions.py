@@ -433,4 +433,6 @@ class Attempt:
     ms: dict[str, float] = field(default_factory=dict)  # guided: milliseconds in search, model calls, SQL, checks
     checks: list[str] = field(default_factory=list)  # guided: what the answer checks found (before any repair)
     doubt: str = ""  # guided: the doubt the answer stated
+    #: guided: statements written for the SQL call, how many returned the chosen result, whether the first did
+    candidates: dict[str, int] = field(default_factory=dict)
     error_kind: str = ""  # for a wrong answer: the error table's row (local_model_report.error_kind)

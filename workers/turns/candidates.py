@@ -66,9 +66,10 @@ class Agreement:
     written: int
     agreeing: int
     other: SqlRecord | None = None
+    first: bool = True  # the chosen candidate is the model's most likely statement (or returned its result)
 
     def trace(self) -> dict[str, int]:
-        return {"written": self.written, "agreeing": self.agreeing}
+        return {"written": self.written, "agreeing": self.agreeing, "first": int(self.first)}
 
     def doubt(self) -> Doubt | None:
         """The line the answer carries when the candidates split (module doc, 4)."""
@@ -116,7 +117,7 @@ def choose(first: SqlRecord, written: Sequence[SqlRecord | None]) -> Agreement:
     chosen = next((m for m in best if m is first), best[0])
     others = [g[0] for g in ordered[1:] if not is_empty(g[0])]
     split = len(best) == 1 and bool(others)
-    return Agreement(chosen, len(written), len(best), others[0] if split else None)
+    return Agreement(chosen, len(written), len(best), others[0] if split else None, any(m is first for m in best))
 
 
 def _settled(written: Sequence[SqlRecord | None]) -> bool:

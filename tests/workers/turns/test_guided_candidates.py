@@ -56,7 +56,7 @@ def test_two_sampled_candidates_that_agree_outvote_the_most_likely_one(
     # the second agreeing statement is the same text: it is not run again
     assert [run["sql"] for run in stored["result"]["sql"]] == [lines, ORDERS_2024]
     guided = stored["result"]["guided"]
-    assert guided["candidates"] == {"written": 3, "agreeing": 2}
+    assert guided["candidates"] == {"written": 3, "agreeing": 2, "first": 0}  # outvoted: recorded for the benchmark
     assert guided["model_calls"] == stored["result"]["rounds"] == 3
     assert sql_temperatures(fake_openai) == [0.0, None, None]  # the most likely first, then the service's sampling
 
@@ -71,7 +71,7 @@ def test_a_candidate_that_agrees_in_other_words_ends_the_sampling(
 
     stored = turn_world.turn(turn_id)
     assert stored["status"] == "answered", stored
-    assert stored["result"]["guided"]["candidates"] == {"written": 2, "agreeing": 2}
+    assert stored["result"]["guided"]["candidates"] == {"written": 2, "agreeing": 2, "first": 1}
     assert len(sql_temperatures(fake_openai)) == 2  # the third statement was never asked for
     assert stored["result"]["sql"][-1]["sql"] == ORDERS_2024  # of those that agree, the most likely is the answer
 
@@ -95,7 +95,7 @@ def test_candidates_that_all_disagree_give_the_most_likely_answer_with_its_doubt
     )
     assert stored["result"]["sql"][-1]["sql"] == ORDERS_2024  # the answer's result is the last one shown
     guided = stored["result"]["guided"]
-    assert guided["candidates"] == {"written": 3, "agreeing": 1}
+    assert guided["candidates"] == {"written": 3, "agreeing": 1, "first": 1}
     assert guided["step"] == "doubt"
 
 
@@ -107,7 +107,7 @@ def test_one_candidate_when_the_setting_says_so(turn_world: TurnWorld, fake_open
     stored = turn_world.turn(turn_id)
     assert stored["status"] == "answered", stored
     assert sql_temperatures(fake_openai) == [0.0]
-    assert stored["result"]["guided"]["candidates"] == {"written": 1, "agreeing": 1}
+    assert stored["result"]["guided"]["candidates"] == {"written": 1, "agreeing": 1, "first": 1}
 
 
 # --- the choice on records ----------------------------------------------------------------------------------------
