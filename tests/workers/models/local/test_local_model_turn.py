@@ -1,13 +1,15 @@
 """One full turn with the real local model: the 1.5B part packages (the `local-model` extra, the model the README's
 first command installs) assembled and verified, `tablescout model serve-local` started as a child process, and a
 question about the sample ERP answered on each path: the tool loop (search, cards and read-only SQL in rounds) and the
-guided path that a small model takes by default (one search, a compact schema, one constrained SQL call). It checks
+guided path that a small model takes by default (one search, a compact schema, one constrained SQL call), the latter
+through `tablescout ask`, which starts the installed model by itself. It checks
 that the pipeline works with a real model on a CPU (valid tool calls, SQL that ran, an answer), not how good the
 model's answers are (bench/local_model_accuracy.py measures that)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,7 +23,7 @@ from core.store.repositories import turns as turn_repo
 from tablescout.cli.model_cmd import LocalEndpoint, local_model_server
 from tablescout.cli.turn_session import ConsoleSession
 from tests.catalog.analysis_support import Installation, new_installation
-from tests.support import sample_databases
+from tests.support import run_cli, sample_databases
 from workers.catalog_refresh import refresh_source
 from workers.models import local_gguf
 from workers.tools.toolbox import ALL_TOOLS
@@ -90,15 +92,20 @@ def test_a_full_loop_turn_with_the_real_local_model(served_erp: ServedErp) -> No
 
 
 @pytest.mark.timeout(900)
-def test_a_guided_turn_with_the_real_local_model(served_erp: ServedErp) -> None:
-    installation, endpoint = served_erp.installation, served_erp.endpoint
-    session = ConsoleSession(endpoint.settings_for(installation.settings), installation.store)  # auto: guided
-    turn_id = session.submit("How many customers are there?")
-    result = session.run(turn_id, lambda _status: None).to_json()
+def test_ask_starts_the_installed_model_and_answers_on_the_guided_path(served_erp: ServedErp) -> None:
+    """`tablescout ask` as a user runs it after `model install-local`, with no model configured: the command starts
+    the installed model itself (its own server, stopped when it ends) and answers on the guided path."""
+    installation = served_erp.installation
+    url = installation.settings.database_url.get_secret_value()  # type: ignore[union-attr]
+    proc = run_cli(installation.settings.home, "ask", "How many customers are there?", "--json",
+                   env={"TABLESCOUT_DATABASE_URL": url})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Answering with the local model qwen2.5-coder-1.5b-instruct" in proc.stderr
+    result = json.loads(proc.stdout)
 
     with installation.store.transaction() as db:
-        calls = [c.tool for c in turn_repo.tool_calls_of(db, turn_id)]
-        turn = db.get(Turn, turn_id)
+        calls = [c.tool for c in turn_repo.tool_calls_of(db, result["turn_id"])]
+        turn = db.get(Turn, result["turn_id"])
         assert turn is not None
         guided = dict((turn.result or {}).get("guided") or {})
     assert calls[0] == "search_tables", calls
