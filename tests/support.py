@@ -52,7 +52,9 @@ def isolated_settings(home: Path, **values: object) -> Settings:
     return settings
 
 
-def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m tablescout ARGS` as a user would, in an installation rooted at `home`."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TABLESCOUT_")}
     clean.update({"TABLESCOUT_HOME": str(home), "COLUMNS": "200"})
@@ -64,7 +66,7 @@ def run_cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subpro
         text=True,
         env=clean,
         cwd=REPO,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 

@@ -97,8 +97,9 @@ def test_ask_starts_the_installed_model_and_answers_on_the_guided_path(served_er
     the installed model itself (its own server, stopped when it ends) and answers on the guided path."""
     installation = served_erp.installation
     url = installation.settings.database_url.get_secret_value()  # type: ignore[union-attr]
+    # a model load and a turn on a CPU shared with the other test processes: minutes, not the usual two
     proc = run_cli(installation.settings.home, "ask", "How many customers are there?", "--json",
-                   env={"TABLESCOUT_DATABASE_URL": url})  # fmt: skip
+                   env={"TABLESCOUT_DATABASE_URL": url}, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Answering with the local model qwen2.5-coder-1.5b-instruct" in proc.stderr
     result = json.loads(proc.stdout)
