@@ -37,37 +37,29 @@ for _name in [k for k in os.environ if k.startswith("TABLESCOUT_")]:
 # seconds; the tests of those vectors (tests/search/test_multilingual.py) turn them on for their installations.
 os.environ["TABLESCOUT_MULTILINGUAL_VECTORS"] = "false"
 
-#: The longest test files (about a minute or more each on 2 cores, from `--durations`), longest first; the real
-#: local model's file leads, its turns being the longest chain of one file. They are handed to the test processes
-#: before every other file, so that no process is left running one of them alone at the end while the others wait
-#: (each file runs whole on one process: `--dist loadfile`, with xdist's own reordering by test count turned off in
-#: pyproject.toml). Order only: every test runs. tests/test_conftest_order.py checks that each path names a file.
+#: The longest test files (about a minute or more each on 2 cores, from `--durations`), longest first. They are
+#: handed to the test processes before every other file, so that no process is left running one of them alone at
+#: the end while the others wait (each file runs whole on one process: `--dist loadfile`). Order only: every test
+#: runs. tests/test_conftest_order.py checks that each path still names a file.
 LONG_FILES = (
     "tests/workers/models/local/test_local_model_turn.py",
+    "tests/workers/turns/test_turn_worker.py",
+    "tests/catalog/test_sample_erp.py",
+    "tests/cli/test_analyze.py",
+    "tests/workers/test_turn_sweep.py",
+    "tests/e2e/test_slack_chat.py",
+    "tests/workers/sql/test_row_filter_corpus.py",
     "tests/cli/test_source.py",
     "tests/cli/test_turn_cmds.py",
-    "tests/workers/turns/test_turn_worker.py",
-    "tests/cli/test_analyze.py",
-    "tests/e2e/test_slack_chat.py",
-    "tests/cli/test_examples_cmd.py",
-    "tests/deploy/test_health_cmd.py",
-    "tests/cli/test_source_alias.py",
-    "tests/workers/test_turn_sweep.py",
-    "tests/cli/test_note_cmd.py",
-    "tests/catalog/test_sample_erp.py",
-    "tests/deploy/test_sample_loader.py",
-    "tests/cli/test_source_accounts.py",
     "tests/workers/turns/test_viewer_cards.py",
-    "tests/cli/test_bad_input.py",
-    "tests/e2e/test_slack_assistant.py",
-    "tests/cli/test_sample.py",
-    "tests/workers/sql/test_layers_alone.py",
-    "tests/cli/test_search_cmd.py",
-    "tests/workers/sql/test_readonly.py",
-    "tests/search/test_encoders.py",
+    "tests/deploy/test_health_cmd.py",
     "tests/cli/test_startup_imports.py",
-    "tests/cli/test_interrupted_commands.py",
-    "tests/workers/sql/test_row_filter_corpus.py",
+    "tests/search/test_encoders.py",
+    "tests/workers/sql/test_readonly.py",
+    "tests/e2e/test_slack_assistant.py",
+    "tests/cli/test_source_alias.py",
+    "tests/cli/test_note_cmd.py",
+    "tests/deploy/test_sample_loader.py",
     "tests/workers/sql/test_row_filters.py",
     "tests/workers/test_store_restart.py",
 )
