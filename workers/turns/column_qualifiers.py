@@ -54,10 +54,20 @@ def requalified(sql: str, dialect: str | None, tables: Mapping[str, Shown]) -> s
             if qualifier not in own or name in tables[own[qualifier][1]].columns:
                 continue
             holders = [written for written, table in own.values() if name in tables[table].columns]
-            if len(holders) == 1:
+            if len(holders) == 1 and not _links_to_itself(column, holders[0]):
                 column.set("table", exp.to_identifier(holders[0]))
                 changed = True
     return tree.sql(dialect=dialect) if changed else sql
+
+
+def _links_to_itself(column: exp.Column, holder: str) -> bool:
+    """Moving `column` to `holder` would make a join condition compare two columns of one table (`T1.PRD_CD =
+    T2.PRD_CD` where T2 lacks it: the join needs another table in between, not another qualifier)."""
+    parent = column.parent
+    if column.find_ancestor(exp.Join) is None or not isinstance(parent, exp.Binary):
+        return False
+    other = parent.right if parent.left is column else parent.left
+    return isinstance(other, exp.Column) and other.table.lower() == holder.lower()
 
 
 def _aliases_completed(select: exp.Select, tables: Mapping[str, Shown]) -> bool:
@@ -98,10 +108,15 @@ def elsewhere(
     column = unknown_column(error)
     if column is None:
         return ""
-    bare = column.rpartition(".")[2].strip('"`')
+    qualifier, _, bare = column.rpartition(".")
+    bare = bare.strip('"`')
     columns = {table.upper(): {c.upper(): c for c in names} for table, names in shown}
     read = {t.upper() for t in tables_read(sql, dialect)}
     holders = [table for table, _ in shown if bare.upper() in columns[table.upper()]]
+    written = {table.upper(): table for table, _ in shown}
+    through = _through(sql, dialect, qualifier.strip('"`'), bare, holders, read, columns, cards or {}, written)
+    if through:
+        return through
     if not holders or any(t.upper() in read for t in holders) or not read <= set(columns):
         return ""
     coded = _coded_from(holders, read, cards or {})
@@ -112,6 +127,52 @@ def elsewhere(
     on = f" (shared columns: {', '.join(dict.fromkeys(shared))})" if shared else ""
     where = " or ".join(holders)
     return f"{bare} is a column of {where}, which the query does not read: join {where}{on}."
+
+
+def _through(
+    sql: str,
+    dialect: str | None,
+    qualifier: str,
+    bare: str,
+    holders: Sequence[str],
+    read: set[str],
+    columns: Mapping[str, Mapping[str, str]],
+    cards: Mapping[str, dict[str, Any]],
+    names: Mapping[str, str],
+) -> str:
+    """The join path when a join condition names a column of a read table that lacks it and a read table holds
+    it (`RET_DTL.PRD_CD` to reach the products): a shown table the query does not read that holds the column and
+    shares key columns with the table that lacks it (the order lines, by order and line number)."""
+    tree = parse(sql, dialect)
+    if tree is None or not qualifier:
+        return ""
+    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
+    lacking = aliases.get(qualifier.upper())
+    if lacking is None or lacking not in columns or bare.upper() in columns[lacking]:
+        return ""
+    reached = [h for h in holders if h.upper() in read]
+    in_join = any(c.name.upper() == bare.upper() and c.find_ancestor(exp.Join) for c in tree.find_all(exp.Column))
+    if not reached or not in_join:
+        return ""
+    for bridge in holders:
+        if bridge.upper() in read:
+            continue
+        keys = _keys(cards.get(bridge.upper()) or {}) | _keys(cards.get(lacking) or {})
+        shared = [w for c, w in columns[lacking].items() if c in columns[bridge.upper()] and c in keys]
+        if shared:
+            name = names.get(lacking, lacking)
+            return (
+                f"{name} has no column {bare}. {bridge} has it and shares {', '.join(shared)} with {name}: join "
+                f"{name} to {bridge} on {' and '.join(shared)}, then {bridge} to {reached[0]} on {bare}."
+            )
+    return ""
+
+
+def _keys(card: dict[str, Any]) -> set[str]:
+    """The columns (upper case) of a card's primary key and foreign keys."""
+    foreign = [c for fk in card.get("foreign_keys") or [] for c in fk.get("columns") or []]
+    named = list(card.get("primary_key") or []) + foreign
+    return {str(n).upper() for n in named}
 
 
 def _coded_from(holders: Sequence[str], read: set[str], cards: Mapping[str, dict[str, Any]]) -> list[str]:

@@ -56,7 +56,7 @@ from workers.turns.guided_answers import (
     rows_answer,
     sql_refused,
 )
-from workers.turns.guided_checks import Checked, CheckSteps, checked, doubt_line
+from workers.turns.guided_checks import Checked, CheckSteps, checked, doubt_line, without_join
 from workers.turns.guided_run import (
     GuidedTurn,
     OutOfTime,
@@ -169,7 +169,8 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     if record.error is not None:
         return GuidedAnswer("answered", sql_refused(record), None, "no_permission")
     agreement = _agreed(guided, question, selection, record, before)
-    result = checked(agreement.record, selection, dialect_for(selection.engine), _check_steps(guided, question))
+    steps, dialect = _check_steps(guided, question), dialect_for(selection.engine)
+    result = checked(agreement.record, selection, dialect, steps)
     guided.trace["checks"] = result.kinds
     split = agreement.doubt()
     if split is not None and not result.doubts and not result.repaired:
@@ -177,7 +178,11 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     record = result.record
     if is_empty(record):
         guided.trace["repaired"] = "empty"
-        misses = join_misses(guided, selection, record.sql)
+        misses, dropped = join_misses(guided, selection, record.sql)
+        unjoined = without_join(question, dropped, selection, dialect, steps) if dropped else None
+        if unjoined is not None:
+            guided.trace["repaired"] = "join"
+            return _checked_answer(guided, question, unjoined)
         with guided.env.store.transaction() as session:
             guided.context.session = session
             again = _search(guided, question, terms=filter_values(record.sql, selection.engine), prior=selection)
@@ -186,7 +191,7 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
             hint = (
                 f"An earlier query returned no rows:\n{record.sql}\n"
                 "Check the tables, columns and values: use the values shown for the question's words."
-                + "".join(f"\n{line}" for line in misses)
+                + "".join(f"\n{miss.line}" for miss in misses)
             )
             retried = _write_and_run(guided, question, again, [], hint=hint)
             if retried is not None and retried.error is None:

@@ -11,6 +11,8 @@ question (`workers.turns.answer_checks`), repaired once, and what is still in do
    for) goes to one repair call as a hint, with the tables it needs added to the schema (the live table of a copy,
    the table holding the question's value). The repaired statement is kept when it has fewer doubts.
 3. A doubt that remains is said plainly in one line, and the answer is `partial`.
+An empty result whose join matched nothing and only filtered runs again without that join, checked the same way
+(`without_join`, `workers.turns.join_drops`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sqlglot import exp
 from workers.tools.base import SqlRecord
 from workers.turns.answer_checks import Doubt, Rewrite, Verdict, parse
 from workers.turns.guided_sql import is_empty
+from workers.turns.join_drops import DroppedJoin
 from workers.turns.selection import Selection
 
 #: Said when a grouping the question did not ask for was dropped (`question_shape.ungrouped`).
@@ -88,6 +91,25 @@ def checked(record: SqlRecord, selection: Selection, dialect: str | None, steps:
             repaired, second = again, steps.verdict(again, grown)
     if len(second.doubts) < len(verdict.doubts):
         result.record, result.doubts, result.notes = repaired, second.doubts, notes
+    return result
+
+
+def without_join(
+    question: str, dropped: DroppedJoin, selection: Selection, dialect: str | None, steps: CheckSteps
+) -> Checked | None:
+    """The statement that returned no rows run again without a join that matched nothing (`dropped`), checked as
+    any other; None when it fails or has no rows either. What was left out is said: as a doubt (status `partial`)
+    when a filter left out with it compares with a value the question names, else as a note."""
+    again = steps.rerun(dropped.sql, selection)
+    if again is None or again.error is not None or is_empty(again):
+        return None
+    result = checked(again, selection, dialect, steps)
+    if is_empty(result.record):
+        return None
+    if dropped.asked(question):
+        result.doubts.insert(0, Doubt("join", dropped.note(), ""))
+    else:
+        result.notes.insert(0, dropped.note())
     return result
 
 

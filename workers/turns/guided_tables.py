@@ -17,7 +17,8 @@ from workers.turns import compact_schema
 from workers.turns.answer_checks import Probes, parse, tables_read
 from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_run import GuidedTurn
-from workers.turns.join_checks import disjoint_joins
+from workers.turns.join_checks import DisjointJoin, disjoint_joins
+from workers.turns.join_drops import DroppedJoin, without_disjoint_join
 from workers.turns.selection import Selection
 from workers.turns.value_linking import linked_values
 
@@ -117,15 +118,19 @@ def probes_for(guided: GuidedTurn, session: Session, selection: Selection, table
     )
 
 
-def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> list[str]:
-    """For a statement that returned no rows: its join conditions whose columns share no values, one line each."""
-    tree = parse(sql, dialect_for(selection.engine))
+def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> tuple[list[DisjointJoin], DroppedJoin | None]:
+    """For a statement that returned no rows: its join conditions whose columns share no values, and the statement
+    without the first of those joins whose table only filters (`workers.turns.join_drops`), if there is one."""
+    dialect = dialect_for(selection.engine)
+    tree = parse(sql, dialect)
     if tree is None:
-        return []
+        return [], None
     tables = {t.name.upper(): t for t in selection.tables}
     with guided.env.store.transaction() as session:
         guided.context.session = session
         read_tables(guided, selection, sql, tables)
         probes = probes_for(guided, session, selection, tables)
         cards = {name: t.card for name, t in tables.items()}
-        return disjoint_joins(tree, cards, probes.sample, probes.held)
+        found = disjoint_joins(tree, cards, probes.sample, probes.held)
+    columns = {n: {str(c.get("name") or "").upper() for c in t.card.get("columns") or []} for n, t in tables.items()}
+    return found, without_disjoint_join(sql, dialect, found, columns) if found else None

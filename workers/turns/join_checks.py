@@ -10,12 +10,14 @@ checks, from the statement and the cards alone:
 Each gives the user's line (`say`) and the repair call's hint.
 
 When a statement returns no rows, `disjoint_joins` names the join conditions whose two columns share none of the
-values read (probed through the permission-checked SQL service), for the hint of the call that writes it again.
+values read (probed through the permission-checked SQL service): for the hint of the call that writes it again, and
+for leaving out a join that only filters without a model call (`workers.turns.join_drops`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
@@ -105,17 +107,26 @@ def _card_name(card: dict[str, Any], name: str) -> str | None:
     return next(found, None)
 
 
+@dataclass(frozen=True)
+class DisjointJoin:
+    """A join condition whose two columns share none of the values read."""
+
+    condition: str  # the equality as sqlglot writes it without a dialect: `T1.CTGRY_CD = T2.CODE_GRP`
+    tables: tuple[str, str]  # the two tables it compares, by upper-case name
+    line: str  # what the repair call is told
+
+
 def disjoint_joins(
     tree: exp.Expr,
     cards: dict[str, dict[str, Any]],
     sample: Callable[[str, str], list[str] | None],
     held: Callable[[str, str, Sequence[str]], set[str] | None],
-) -> list[str]:
-    """For a statement that returned no rows: a line for each join condition whose two columns share none of the
-    values read (`sample`: the most frequent values of a column; `held`: which of some values a column holds), as
+) -> list[DisjointJoin]:
+    """For a statement that returned no rows: each join condition whose two columns share none of the values read
+    (`sample`: the most frequent values of a column; `held`: which of some values a column holds), as
     `CTGRY_CD = CODE_GRP` compares category codes with the names of code groups. Tables by upper-case name."""
     aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)}
-    lines: list[str] = []
+    found: dict[str, DisjointJoin] = {}
     for join in tree.find_all(exp.Join):
         condition = join.args.get("on")
         if not isinstance(condition, exp.Expr):
@@ -137,9 +148,10 @@ def disjoint_joins(
             if held(t1, c1, v0) != set() or held(t0, c0, v1) != set():
                 continue  # shared values, or a probe that could not tell
             some0, some1 = (", ".join(f"'{v}'" for v in values[:3]) for values in (v0, v1))
-            lines.append(
+            line = (
                 f"The join condition {_written(left)} = {_written(right)} matches no rows: {t0}.{c0} holds values "
                 f"such as {some0}, and {t1}.{c1} values such as {some1}. Join on columns that hold the same values, "
                 "or leave that join out."
             )
-    return list(dict.fromkeys(lines))
+            found.setdefault(line, DisjointJoin(equal.sql(), (t0, t1), line))
+    return list(found.values())

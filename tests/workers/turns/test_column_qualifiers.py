@@ -50,6 +50,9 @@ def test_a_column_moves_to_the_one_table_that_has_it(sql: str, fixed: str) -> No
         "SELECT T1.age FROM Dogs AS T1 JOIN Owners AS T2 ON T1.owner_id = T2.owner_id",
         # a self-join: both aliases are the same table
         "SELECT a.first_name FROM Dogs AS a JOIN Dogs AS b ON a.dog_id = b.dog_id",
+        # a join condition the move would turn into a column compared with its own table's: a table is missing
+        "SELECT T2.first_name, COUNT(*) FROM Treatments AS T1 JOIN Owners AS T2 ON T1.owner_id = T2.owner_id "
+        "GROUP BY T2.first_name",
         # one table: nothing to move to; and a statement that does not parse
         "SELECT d.first_name FROM Dogs AS d",
         "SELECT T1. FROM",
@@ -126,3 +129,23 @@ def test_a_name_of_a_code_table_is_told_to_compare_the_coded_column_with_its_cod
     assert elsewhere(sql, "sqlite", "no such column: CODE_NM", shown).startswith(  # without the cards: the join
         "CODE_NM is a column of CODE_DTL, which the query does not read: join CODE_DTL"
     )
+
+
+def test_a_join_on_a_column_the_table_lacks_is_told_the_table_in_between() -> None:
+    shown = [
+        ("PRODUCTS", ["PRD_CD", "CATEGORY"]),
+        ("RETURNS", ["RET_NO", "ORD_NO", "LINE_NO", "RET_DT"]),
+        ("ORDER_LINES", ["ORD_NO", "LINE_NO", "PRD_CD", "QTY"]),
+    ]
+    cards: dict[str, dict[str, Any]] = {
+        "ORDER_LINES": {"primary_key": ["ORD_NO", "LINE_NO"], "foreign_keys": [{"columns": ["PRD_CD"]}]},
+        "RETURNS": {"primary_key": ["RET_NO"]},
+    }
+    sql = "SELECT P.CATEGORY, COUNT(*) FROM PRODUCTS AS P JOIN RETURNS AS R ON P.PRD_CD = R.PRD_CD GROUP BY 1"
+    line = elsewhere(sql, "sqlite", "error: no such column: R.PRD_CD", shown, cards)
+    assert line == (
+        "RETURNS has no column PRD_CD. ORDER_LINES has it and shares ORD_NO, LINE_NO with RETURNS: join RETURNS "
+        "to ORDER_LINES on ORD_NO and LINE_NO, then ORDER_LINES to PRODUCTS on PRD_CD."
+    )
+    # without keys to share, no path is guessed
+    assert elsewhere(sql, "sqlite", "error: no such column: R.PRD_CD", shown, {}) == ""

@@ -171,9 +171,10 @@ def test_months_written_as_digits_are_read_as_digits_without_another_model_call(
 def test_a_join_that_matched_nothing_is_named_to_the_call_that_writes_the_query_again(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
+    # the code table's own column is read, so the join cannot simply be left out
     on_group = (
-        "SELECT T1.CTGRY_CD, COUNT(*) FROM PRD_MST AS T1 JOIN CODE_MST AS T2 ON T1.CTGRY_CD = T2.CODE_GRP "
-        "GROUP BY T1.CTGRY_CD ORDER BY COUNT(*) DESC LIMIT 1"
+        "SELECT T2.GRP_NM, COUNT(*) FROM PRD_MST AS T1 JOIN CODE_MST AS T2 ON T1.CTGRY_CD = T2.CODE_GRP "
+        "GROUP BY T2.GRP_NM ORDER BY COUNT(*) DESC LIMIT 1"
     )
     alone = "SELECT CTGRY_CD, COUNT(*) FROM PRD_MST GROUP BY CTGRY_CD ORDER BY COUNT(*) DESC LIMIT 1"
     fake_openai.script(sql_model(on_group, alone))
@@ -187,6 +188,31 @@ def test_a_join_that_matched_nothing_is_named_to_the_call_that_writes_the_query_
     assert "An earlier query returned no rows" in hint
     assert "The join condition T1.CTGRY_CD = T2.CODE_GRP matches no rows: PRD_MST.CTGRY_CD holds values such as" in hint
     assert "and CODE_MST.CODE_GRP values such as 'CARRIER', 'CUST_GRD'" in hint
+
+
+def test_a_join_that_matched_nothing_and_only_filtered_is_left_out_without_another_model_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    on_group = (
+        "SELECT T1.CTGRY_CD, COUNT(*) AS Product_Count FROM PRD_MST AS T1 INNER JOIN CODE_MST AS T2 "
+        "ON T1.CTGRY_CD = T2.CODE_GRP WHERE T2.USE_YN = 'Y' GROUP BY T1.CTGRY_CD ORDER BY COUNT(*) DESC LIMIT 1"
+    )
+    alone = "SELECT CTGRY_CD, COUNT(*) FROM PRD_MST GROUP BY CTGRY_CD ORDER BY COUNT(*) DESC LIMIT 1"
+    fake_openai.script(sql_model(on_group))
+    turn_id = turn_world.submit("Which product category has the most products?", thread="checks filter join")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    last = stored["result"]["sql"][-1]
+    assert "CODE_MST" not in last["sql"]
+    assert "USE_YN" not in last["sql"]
+    assert last["rows"][0][0] == turn_world.erp_scalar(alone)
+    assert (
+        "I left out the join of CODE_MST on PRD_MST.CTGRY_CD = CODE_MST.CODE_GRP, and its filter CODE_MST.USE_YN = "
+        "'Y': the joined columns share no values, so with it the query found no rows."
+    ) in stored["answer"].split("\n")
+    assert not repairs(fake_openai)  # no model call wrote the statement again
 
 
 def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(

@@ -109,8 +109,8 @@ def test_a_join_whose_columns_share_no_values_is_named_for_an_empty_result() -> 
         "SELECT P.CATEGORY, COUNT(*) FROM PRODUCTS AS P JOIN CODE_GROUPS AS G ON P.CATEGORY = G.GROUP_NAME "
         "JOIN SALES AS S ON S.PRODUCT_ID = P.PRODUCT_ID GROUP BY P.CATEGORY"
     )
-    lines = disjoint_joins(parse_one(sql), GROUP_CARDS, sample, held)
-    assert lines == [
+    found = disjoint_joins(parse_one(sql), GROUP_CARDS, sample, held)
+    assert [d.line for d in found] == [
         "The join condition P.CATEGORY = G.GROUP_NAME matches no rows: PRODUCTS.CATEGORY holds values such as "
         "'B20', 'E50', 'A10', and CODE_GROUPS.GROUP_NAME values such as 'ORDER_STATUS', 'PRODUCT_CATEGORY'. Join "
         "on columns that hold the same values, or leave that join out."

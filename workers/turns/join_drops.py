@@ -1,0 +1,156 @@
+"""A join that can match nothing, left out without a model call (the guided path, on an empty result).
+
+A small model that sees a code table beside the table it counts sometimes joins the two on columns that hold
+different things (`PRD_MST.CTGRY_CD = CODE_MST.CODE_GRP`: category codes against the names of code groups). The
+statement runs, returns no rows, and a repair call told so often writes the same join again. When the join's two
+columns share none of the values read (`workers.turns.join_checks.disjoint_joins`) and the joined table only
+filters, the join cannot have been what the question asks for, so it is left out and the statement runs again:
+- the table is joined (not the FROM table), by an inner or left join whose ON holds the disjoint equality;
+- no other join condition names it, and the statement reads none of its columns outside that ON and the WHERE
+  conditions (top-level AND parts) that name it alone: those conditions go with it, and the answer says so;
+- no unqualified column could be one of its columns, and no nested query names its alias.
+Anything else (a column of the table selected, grouped or ordered by, a subquery, a set operation) leaves the
+statement to the repair call and its hint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from workers.turns.answer_checks import parse
+from workers.turns.join_checks import DisjointJoin
+
+
+@dataclass(frozen=True)
+class DroppedJoin:
+    """The statement without the join, and what was left out, for the answer's note."""
+
+    sql: str
+    table: str  # the table left out, as the statement names it
+    condition: str  # the join condition that matched nothing, as written
+    filters: tuple[str, ...]  # the WHERE conditions that named only that table, as written
+    literals: tuple[str, ...]  # the string and number literals of those conditions
+
+    def asked(self, question: str) -> bool:
+        """Whether a filter left out compares with a value the question names (every word of it said)."""
+        said = set(re.findall(r"\w+", question.lower()))
+        for literal in self.literals:
+            words = re.findall(r"\w+", literal.lower())
+            if words and set(words) <= said:
+                return True
+        return False
+
+    def note(self) -> str:
+        """The line the answer carries."""
+        filters = f", and its filter {' AND '.join(self.filters)}" if self.filters else ""
+        return (
+            f"I left out the join of {self.table} on {self.condition}{filters}: the joined columns share no values, "
+            "so with it the query found no rows."
+        )
+
+
+def without_disjoint_join(
+    sql: str, dialect: str | None, disjoint: Sequence[DisjointJoin], columns: Mapping[str, Set[str]]
+) -> DroppedJoin | None:
+    """`sql` without the first join of `disjoint` whose table only filters; None when none can be left out.
+    `columns`: the column names (upper case) of the tables the statement may read, by upper-case table name."""
+    tree = parse(sql, dialect)
+    if not isinstance(tree, exp.Select):
+        return None
+    joins: list[exp.Join] = list(tree.args.get("joins") or [])
+    for found in disjoint:
+        for join in joins:
+            table = join.this
+            if not isinstance(table, exp.Table) or table.name.upper() not in found.tables:
+                continue
+            filters = _filters_only(tree, join, found.condition, columns.get(table.name.upper(), set()))
+            if filters is None:
+                continue
+            names = {t.alias_or_name.upper(): t.name for t in tree.find_all(exp.Table)}
+            written = tuple(_plain(f, names, dialect) for f in filters)
+            condition = next(e for e in join.args["on"].find_all(exp.EQ) if e.sql() == found.condition)
+            said = _plain(condition, names, dialect)
+            literals = tuple(str(v.this) for f in filters for v in f.find_all(exp.Literal))
+            _remove(tree, join, joins, filters)
+            return DroppedJoin(tree.sql(dialect=dialect), table.name, said, written, literals)
+    return None
+
+
+def _plain(node: exp.Expr, names: Mapping[str, str], dialect: str | None) -> str:
+    """`node` as written, its columns qualified by their tables' names instead of aliases (for the user)."""
+    copy = node.copy()
+    for column in copy.find_all(exp.Column):
+        if column.table and column.table.upper() in names:
+            column.set("table", exp.to_identifier(names[column.table.upper()]))
+    return copy.sql(dialect=dialect)
+
+
+def _conjuncts(condition: exp.Expr | None) -> list[exp.Expr]:
+    if condition is None:
+        return []
+    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+
+
+def _filters_only(select: exp.Select, join: exp.Join, condition: str, own_columns: Set[str]) -> list[exp.Expr] | None:
+    """The WHERE parts that go with `join` when its table only filters; None when the table does more."""
+    side, kind = (join.side or "").upper(), (join.kind or "").upper()
+    on = join.args.get("on")
+    if side not in ("", "LEFT") or kind not in ("", "INNER", "OUTER") or not isinstance(on, exp.Expr):
+        return None
+    if not any(e.sql() == condition for e in on.find_all(exp.EQ)):
+        return None
+    alias = join.this.alias_or_name.upper()
+    where = select.args.get("where")
+    parts = _conjuncts(where.this if where is not None else None)
+    filters = [p for p in parts if _names(p, alias)]
+    if any(not _only(p, alias) for p in filters):
+        return None  # a WHERE part that compares it with another table: it does more than filter
+    for column in select.find_all(exp.Column):
+        if _within(column, on) or any(_within(column, f) for f in filters):
+            continue
+        qualifier = column.table.upper()
+        if qualifier == alias or (not qualifier and column.name.upper() in own_columns):
+            return None
+    for other in select.find_all(exp.Table):
+        if other is not join.this and other.alias_or_name.upper() == alias:
+            return None  # the alias is used again (a nested query): leave the statement as it is
+    return filters
+
+
+def _names(node: exp.Expr, alias: str) -> bool:
+    return any(c.table.upper() == alias for c in node.find_all(exp.Column))
+
+
+def _only(node: exp.Expr, alias: str) -> bool:
+    """Every column `node` reads is qualified with `alias`, and it holds no nested query."""
+    columns = list(node.find_all(exp.Column))
+    return not node.find(exp.Select) and all(c.table.upper() == alias for c in columns)
+
+
+def _within(node: exp.Expr, ancestor: exp.Expr) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _remove(select: exp.Select, join: exp.Join, joins: list[exp.Join], filters: list[exp.Expr]) -> None:
+    joins.remove(join)
+    select.set("joins", joins or None)
+    if not filters:
+        return
+    where = select.args["where"]
+    kept = [p for p in _conjuncts(where.this) if all(p is not f for f in filters)]
+    if not kept:
+        select.set("where", None)
+        return
+    condition = kept[0]
+    for part in kept[1:]:
+        condition = exp.and_(condition, part)
+    select.set("where", exp.Where(this=condition))
