@@ -5,8 +5,10 @@ The grammar does not parse SQL; it fixes its words. The statement starts with SE
 chunks separated by single spaces; a chunk joins words, string literals and numbers with punctuation ("T1.CITY",
 "COUNT(*)", "x>='2024-01-01'"), never two words. A word is a keyword, a function the SQL guard allows
 (`workers.sql.functions`), a shown table or column (as written, or quoted), a short alias ("T1", "o"), or any name
-right after AS. So a column the model invents ("ORDER_DATE" for "ORD_DT") cannot be written, nor a second
-statement, a comment or a table it was not shown; whether the statement is valid SQL is still the guard's job.
+right after AS; after a qualifier's dot comes a shown column or a star, never a short alias-shaped fragment (a
+sampled "T2.grp nm" for `T2.GRP_NM`). So a column the model invents ("ORDER_DATE" for "ORD_DT") cannot be written,
+nor a second statement, a comment or a table it was not shown; whether the statement is valid SQL is still the
+guard's job.
 
 The text is emitted as the content of a JSON string (`json_string`): no double quote except escaped, no backslash,
 no newline.
@@ -39,7 +41,7 @@ SOURCE_WORDS = ("FROM", "JOIN")
 DATE_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "QUARTER", "WEEK", "DOW", "EPOCH")
 #: Aliases the model may use without AS: a letter and up to two letters or digits ("T1", "o", "od").
 ALIAS = "[A-Za-z] [A-Za-z0-9]? [A-Za-z0-9]?"
-_PUNCTUATION = ["(", ")", ",", ".", "*", "=", "<", ">", "!", "+", "-", "/", "%", "|"]
+_PUNCTUATION = ["(", ")", ",", "*", "=", "<", ">", "!", "+", "-", "/", "%", "|"]
 _SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -120,9 +122,13 @@ def sql_grammar(tables: Sequence[tuple[str, Sequence[str]]], dialect: str | None
             f'{p}-from ::= ({_alternatives(sources)}) " "',
             f'{p}-source ::= "("+ ("SELECT" | "select" | "WITH" | "with") | {p}-table',
             f"{p}-chunk ::= {p}-punct* {p}-seg ({p}-punct+ {p}-seg)* {p}-punct* | {p}-punct+",
-            f"{p}-seg ::= {p}-atom | {p}-extract",
+            f"{p}-seg ::= {p}-qualified | {p}-atom | {p}-extract",
+            # after a dot only a shown column or a star: "T2.grp" (an alias-shaped fragment) cannot be written
+            f'{p}-qualified ::= ({p}-alias | {p}-table) "." ({p}-column | "*")',
+            f"{p}-column ::= {_alternatives(names)}",
             # EXTRACT(YEAR FROM o.ORD_DT): the one place a column follows FROM
-            f'{p}-extract ::= ("EXTRACT" | "extract") "(" {p}-unit " " ("FROM" | "from") " " {p}-atom',
+            f'{p}-extract ::= ("EXTRACT" | "extract") "(" {p}-unit " " ("FROM" | "from") " " {p}-operand',
+            f"{p}-operand ::= {p}-qualified | {p}-atom",
             f"{p}-unit ::= {_alternatives(units)}",
             f"{p}-atom ::= {p}-word | {p}-string | {p}-number",
             # one prefix tree for every word a chunk may hold, so a word's first character is one stack (see

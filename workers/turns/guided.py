@@ -44,7 +44,7 @@ from workers.tools.base import (
 )
 from workers.tools.copy_rule import mentions
 from workers.tools.toolbox import StepCallback
-from workers.turns.answer_checks import Verdict, check
+from workers.turns.answer_checks import Doubt, Verdict, check
 from workers.turns.candidates import Agreement, Used, agreed
 from workers.turns.guided_answers import (
     NO_PERMISSION,
@@ -79,6 +79,7 @@ from workers.turns.guided_tables import (
     join_misses,
     link_values,
     load_schema,
+    missing_column_drop,
     probes_for,
     read_tables,
     search_text,
@@ -158,7 +159,10 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
         selection = _pick(guided, question, selection)
     guided.trace["tables"] = [f"{selection.database}.{t.qualified}" for t in selection.tables]
     before = Used.of(guided.context)
+    steps, dialect = _check_steps(guided, question), dialect_for(selection.engine)
     record = _write_and_run(guided, question, selection, [])
+    if record is not None and record.error is not None and not record.error.startswith("no permission"):
+        record = _unjoined(guided, question, selection, record, steps)
     if record is not None and record.error is not None and not record.error.startswith("no permission"):
         guided.trace["repaired"] = "error"
         record = _write_and_run(guided, question, selection, repair_messages(guided, selection))
@@ -169,8 +173,9 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     if record.error is not None:
         return GuidedAnswer("answered", sql_refused(record), None, "no_permission")
     agreement = _agreed(guided, question, selection, record, before)
-    steps, dialect = _check_steps(guided, question), dialect_for(selection.engine)
     result = checked(agreement.record, selection, dialect, steps)
+    if guided.trace.get("left_out_doubt"):  # a filter the question names, left out with its join
+        result.doubts.insert(0, Doubt("join", str(guided.trace["left_out_doubt"]), ""))
     guided.trace["checks"] = result.kinds
     split = agreement.doubt()
     if split is not None and not result.doubts and not result.repaired:
@@ -213,13 +218,32 @@ def _checked_answer(guided: GuidedTurn, question: str, result: Checked) -> Guide
     doubt = doubt_line(result.doubts)
     if doubt:
         guided.trace["doubt"] = doubt
-    lines = [text, *result.notes, doubt]
+    lines = [text, str(guided.trace.get("left_out") or ""), *result.notes, doubt]
     return GuidedAnswer(
         "partial" if doubt else "answered",
         "\n".join(line for line in lines if line),
         None,
         "doubt" if doubt else "answer",
     )
+
+
+def _unjoined(
+    guided: GuidedTurn, question: str, selection: Selection, record: SqlRecord, steps: CheckSteps
+) -> SqlRecord:
+    """`record` (a statement that failed) run again without a join on a column one of its tables lacks when the
+    joined table only filters (`workers.turns.join_drops`), without a model call; `record` itself otherwise. What
+    was left out is said with the answer (as its doubt when a filter left out names the question's value)."""
+    result = guided.trace.get("last_result")
+    dropped = missing_column_drop(selection, record.sql, result.content if result is not None else "")
+    again = steps.rerun(dropped.sql, selection) if dropped is not None else None
+    if dropped is None or again is None or again.error is not None:
+        return record
+    guided.trace["repaired"] = "join"
+    if dropped.asked(question):
+        guided.trace["left_out_doubt"] = dropped.note()
+    else:
+        guided.trace["left_out"] = dropped.note()
+    return again
 
 
 def _check_steps(guided: GuidedTurn, question: str) -> CheckSteps:

@@ -13,12 +13,13 @@ from sqlalchemy.orm import Session
 from workers.sql.guard import dialect_for
 from workers.sql.value_probe import held_values, sample_values
 from workers.tools.base import ToolInputError, queryable_source, viewer_card, visible_table
+from workers.tools.sql_help import unknown_column
 from workers.turns import compact_schema
 from workers.turns.answer_checks import Probes, parse, tables_read
 from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_run import GuidedTurn
 from workers.turns.join_checks import DisjointJoin, disjoint_joins
-from workers.turns.join_drops import DroppedJoin, without_disjoint_join
+from workers.turns.join_drops import DroppedJoin, without_disjoint_join, without_missing_column_join
 from workers.turns.selection import Selection
 from workers.turns.value_linking import linked_values
 
@@ -134,3 +135,16 @@ def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> tuple[lis
         found = disjoint_joins(tree, cards, probes.sample, probes.held)
     columns = {n: {str(c.get("name") or "").upper() for c in t.card.get("columns") or []} for n, t in tables.items()}
     return found, without_disjoint_join(sql, dialect, found, columns) if found else None
+
+
+def missing_column_drop(selection: Selection, sql: str, error: str) -> DroppedJoin | None:
+    """For a statement that failed on a column a joined table lacks (`error`: what run_sql answered): the
+    statement without that join when its table only filters (`workers.turns.join_drops`)."""
+    column = unknown_column(error)
+    if column is None:
+        return None
+    columns = {
+        t.name.upper(): {str(c.get("name") or "").upper() for c in t.card.get("columns") or []}
+        for t in selection.tables
+    }
+    return without_missing_column_join(sql, dialect_for(selection.engine), column, columns)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+import pytest
+
 from tests.fakes.model_server import Call, Exchange, FakeOpenAIServer, Say, Step
 from tests.gbnf import as_regex
 from tests.turn_world import TurnWorld
@@ -213,6 +215,31 @@ def test_a_join_that_matched_nothing_and_only_filtered_is_left_out_without_anoth
         "'Y': the joined columns share no values, so with it the query found no rows."
     ) in stored["answer"].split("\n")
     assert not repairs(fake_openai)  # no model call wrote the statement again
+
+
+def test_a_filtering_join_on_a_column_the_table_lacks_is_left_out_instead_of_a_repair_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    joined = (
+        "SELECT AVG(T1.TOT_AMT) FROM ORD_MST AS T1 INNER JOIN PRD_MST AS T2 ON T1.PRD_CD = T2.PRD_CD "
+        f"WHERE T2.USE_YN = 'Y' AND {Y2024.replace('ORD_DT', 'T1.ORD_DT')}"
+    )
+    alone = f"SELECT AVG(TOT_AMT) FROM ORD_MST WHERE {Y2024}"
+    fake_openai.script(sql_model(joined))
+    turn_id = turn_world.submit("What was the average order amount in 2024?", thread="checks missing column")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    first, last = stored["result"]["sql"][0], stored["result"]["sql"][-1]
+    assert first["error"]
+    assert "PRD_MST" not in last["sql"]
+    assert last["rows"][0][0] == pytest.approx(turn_world.erp_scalar(alone))
+    assert (
+        "I left out the join of PRD_MST on ORD_MST.PRD_CD = PRD_MST.PRD_CD, and its filter PRD_MST.USE_YN = 'Y': "
+        "ORD_MST has no column PRD_CD."
+    ) in stored["answer"].split("\n")
+    assert not [r for r in fake_openai.requests if "run_sql" in r.exchange.tool_errors]  # no repair call
 
 
 def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workers.turns.join_checks import DisjointJoin
-from workers.turns.join_drops import without_disjoint_join
+from workers.turns.join_drops import without_disjoint_join, without_missing_column_join
 
 GROUP = DisjointJoin("P.CATEGORY = G.GROUP_NAME", ("PRODUCTS", "CODE_GROUPS"), "…")
 COLUMNS = {
@@ -57,3 +57,20 @@ def test_only_the_join_that_matched_nothing_is_left_out() -> None:
     assert dropped.sql == "SELECT SUM(S.QTY) FROM PRODUCTS AS P JOIN SALES AS S ON S.PRODUCT_ID = P.PRODUCT_ID"
     # the sales join was not found disjoint in that statement's form: a different condition is not matched
     assert without_disjoint_join(f"SELECT COUNT(*) {JOINED}", None, [other], COLUMNS) is None
+
+
+def test_a_join_on_a_column_its_table_lacks_goes_when_the_joined_table_only_filters() -> None:
+    sql = "SELECT AVG(S.QTY) FROM SALES AS S JOIN PRODUCTS AS P ON S.CATEGORY = P.CATEGORY WHERE P.NAME = 'Tea'"
+    dropped = without_missing_column_join(sql, "sqlite", "S.CATEGORY", COLUMNS)
+    assert dropped is not None
+    assert dropped.sql == "SELECT AVG(S.QTY) FROM SALES AS S"
+    assert dropped.note() == (
+        "I left out the join of PRODUCTS on SALES.CATEGORY = PRODUCTS.CATEGORY, and its filter PRODUCTS.NAME = "
+        "'Tea': SALES has no column CATEGORY."
+    )
+    assert dropped.asked("What is the average quantity of tea sold?")
+    # a column the table has, an unqualified one, or a joined table that does more than filter: left alone
+    assert without_missing_column_join(sql, "sqlite", "P.CATEGORY", COLUMNS) is None
+    assert without_missing_column_join(sql, "sqlite", "CATEGORY", COLUMNS) is None
+    read = "SELECT P.NAME, SUM(S.QTY) FROM SALES AS S JOIN PRODUCTS AS P ON S.CATEGORY = P.CATEGORY GROUP BY 1"
+    assert without_missing_column_join(read, "sqlite", "S.CATEGORY", COLUMNS) is None

@@ -92,3 +92,19 @@ def test_a_column_may_follow_from_inside_a_function() -> None:
     assert grammar.fullmatch("SELECT EXTRACT(YEAR FROM ORD_DT), COUNT(*) FROM orders GROUP BY 1")
     assert grammar.fullmatch("SELECT COUNT(*) FROM orders AS o WHERE CAST(EXTRACT(year FROM o.ORD_DT) AS INT)=2024")
     assert not grammar.fullmatch("SELECT COUNT(*) FROM ORD_DT")  # a column is not a table
+
+
+def test_after_a_qualifiers_dot_only_a_shown_column_or_a_star() -> None:
+    grammar = as_regex(sql_grammar([("PRD_MST", ["CTGRY_CD"]), ("CODE_MST", ["CODE_GRP", "GRP_NM"])], "sqlite"))
+    for sql in (
+        "SELECT T2.GRP_NM, COUNT(*) FROM PRD_MST AS T1 JOIN CODE_MST AS T2 ON T1.CTGRY_CD=T2.CODE_GRP GROUP BY 1",
+        "SELECT PRD_MST.CTGRY_CD, T1.* FROM PRD_MST T1",
+        "SELECT COUNT(*) FROM PRD_MST WHERE CTGRY_CD>0.5",  # a number's dot
+    ):
+        assert grammar.fullmatch(sql), sql
+    for sql in (
+        "SELECT T2.grp nm FROM CODE_MST AS T2",  # sampled fragments of GRP_NM
+        "SELECT b.cus FROM CODE_MST b",
+        "SELECT T1.CTGRY_CD.GRP_NM FROM PRD_MST T1",
+    ):
+        assert not grammar.fullmatch(sql), sql
