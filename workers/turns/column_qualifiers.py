@@ -142,7 +142,8 @@ def _through(
 ) -> str:
     """The join path when a join condition names a column of a read table that lacks it and a read table holds
     it (`RET_DTL.PRD_CD` to reach the products): a shown table the query does not read that holds the column and
-    shares key columns with the table that lacks it (the order lines, by order and line number)."""
+    links to the table that lacks it, by a foreign key or inferred join of their cards or by key columns of the
+    same name (the order lines, by order and line number)."""
     tree = parse(sql, dialect)
     if tree is None or not qualifier:
         return ""
@@ -154,18 +155,39 @@ def _through(
     in_join = any(c.name.upper() == bare.upper() and c.find_ancestor(exp.Join) for c in tree.find_all(exp.Column))
     if not reached or not in_join:
         return ""
+    name = names.get(lacking, lacking)
     for bridge in holders:
         if bridge.upper() in read:
             continue
-        keys = _keys(cards.get(bridge.upper()) or {}) | _keys(cards.get(lacking) or {})
-        shared = [w for c, w in columns[lacking].items() if c in columns[bridge.upper()] and c in keys]
-        if shared:
-            name = names.get(lacking, lacking)
+        pairs = _links(name, bridge, cards, columns)
+        if pairs:
+            on = " AND ".join(f"{name}.{a} = {bridge}.{b}" for a, b in pairs)
             return (
-                f"{name} has no column {bare}. {bridge} has it and shares {', '.join(shared)} with {name}: join "
-                f"{name} to {bridge} on {' and '.join(shared)}, then {bridge} to {reached[0]} on {bare}."
+                f"{name} has no column {bare}. {bridge} has it and links to {name}: join {name} to {bridge} on {on}, "
+                f"then {bridge} to {reached[0]} on {bare}."
             )
     return ""
+
+
+def _links(
+    table: str, other: str, cards: Mapping[str, dict[str, Any]], columns: Mapping[str, Mapping[str, str]]
+) -> list[tuple[str, str]]:
+    """The column pairs (table's, other's) that link two shown tables: a foreign key or inferred join of either
+    card to the other, else the key columns both have by name; [] when none."""
+    for source, target, flip in ((table, other, False), (other, table, True)):
+        card = cards.get(source.upper()) or {}
+        links = [
+            (fk.get("references"), fk.get("columns"), fk.get("ref_columns")) for fk in card.get("foreign_keys") or []
+        ]
+        links += [(j.get("to"), j.get("from_columns"), j.get("to_columns")) for j in card.get("joins") or []]
+        for to, mine, theirs in links:
+            if str(to or "").upper() == target.upper() and mine and theirs and len(mine) == len(theirs):
+                pairs = list(zip((str(c) for c in mine), (str(c) for c in theirs), strict=True))
+                return [(b, a) for a, b in pairs] if flip else pairs
+    keys = _keys(cards.get(table.upper()) or {}) | _keys(cards.get(other.upper()) or {})
+    mine = columns.get(table.upper(), {})
+    theirs = columns.get(other.upper(), {})
+    return [(w, theirs[c]) for c, w in mine.items() if c in theirs and c in keys]
 
 
 def _keys(card: dict[str, Any]) -> set[str]:

@@ -144,8 +144,21 @@ def test_a_join_on_a_column_the_table_lacks_is_told_the_table_in_between() -> No
     sql = "SELECT P.CATEGORY, COUNT(*) FROM PRODUCTS AS P JOIN RETURNS AS R ON P.PRD_CD = R.PRD_CD GROUP BY 1"
     line = elsewhere(sql, "sqlite", "error: no such column: R.PRD_CD", shown, cards)
     assert line == (
-        "RETURNS has no column PRD_CD. ORDER_LINES has it and shares ORD_NO, LINE_NO with RETURNS: join RETURNS "
-        "to ORDER_LINES on ORD_NO and LINE_NO, then ORDER_LINES to PRODUCTS on PRD_CD."
+        "RETURNS has no column PRD_CD. ORDER_LINES has it and links to RETURNS: join RETURNS to ORDER_LINES on "
+        "RETURNS.ORD_NO = ORDER_LINES.ORD_NO AND RETURNS.LINE_NO = ORDER_LINES.LINE_NO, then ORDER_LINES to "
+        "PRODUCTS on PRD_CD."
     )
     # without keys to share, no path is guessed
     assert elsewhere(sql, "sqlite", "error: no such column: R.PRD_CD", shown, {}) == ""
+
+
+def test_the_table_in_between_may_link_by_a_foreign_key_of_other_names() -> None:
+    shown = [("cars_data", ["Id", "MPG"]), ("model_list", ["ModelId", "Model"]), ("car_names", ["MakeId", "Model"])]
+    cards: dict[str, dict[str, Any]] = {
+        "CARS_DATA": {"foreign_keys": [{"columns": ["Id"], "references": "car_names", "ref_columns": ["MakeId"]}]},
+    }
+    sql = "SELECT T2.Model FROM cars_data AS T1 JOIN model_list AS T2 ON T1.Model = T2.Model ORDER BY T1.MPG LIMIT 1"
+    assert elsewhere(sql, "sqlite", "error: no such column: T1.Model", shown, cards) == (
+        "cars_data has no column Model. car_names has it and links to cars_data: join cars_data to car_names on "
+        "cars_data.Id = car_names.MakeId, then car_names to model_list on Model."
+    )
