@@ -25,6 +25,7 @@ from sqlglot import exp
 from workers.tools.sql_help import unknown_column
 from workers.turns.answer_checks import parse, tables_read
 from workers.turns.code_meanings import meant_codes
+from workers.turns.join_paths import links
 from workers.turns.join_pruning import Shown
 
 #: Codes listed per column in a repair hint.
@@ -159,7 +160,7 @@ def _through(
     for bridge in holders:
         if bridge.upper() in read:
             continue
-        pairs = _links(name, bridge, cards, columns)
+        pairs = links(name, bridge, cards, columns)
         if pairs:
             on = " AND ".join(f"{name}.{a} = {bridge}.{b}" for a, b in pairs)
             return (
@@ -167,34 +168,6 @@ def _through(
                 f"then {bridge} to {reached[0]} on {bare}."
             )
     return ""
-
-
-def _links(
-    table: str, other: str, cards: Mapping[str, dict[str, Any]], columns: Mapping[str, Mapping[str, str]]
-) -> list[tuple[str, str]]:
-    """The column pairs (table's, other's) that link two shown tables: a foreign key or inferred join of either
-    card to the other, else the key columns both have by name; [] when none."""
-    for source, target, flip in ((table, other, False), (other, table, True)):
-        card = cards.get(source.upper()) or {}
-        links = [
-            (fk.get("references"), fk.get("columns"), fk.get("ref_columns")) for fk in card.get("foreign_keys") or []
-        ]
-        links += [(j.get("to"), j.get("from_columns"), j.get("to_columns")) for j in card.get("joins") or []]
-        for to, mine, theirs in links:
-            if str(to or "").upper() == target.upper() and mine and theirs and len(mine) == len(theirs):
-                pairs = list(zip((str(c) for c in mine), (str(c) for c in theirs), strict=True))
-                return [(b, a) for a, b in pairs] if flip else pairs
-    keys = _keys(cards.get(table.upper()) or {}) | _keys(cards.get(other.upper()) or {})
-    mine = columns.get(table.upper(), {})
-    theirs = columns.get(other.upper(), {})
-    return [(w, theirs[c]) for c, w in mine.items() if c in theirs and c in keys]
-
-
-def _keys(card: dict[str, Any]) -> set[str]:
-    """The columns (upper case) of a card's primary key and foreign keys."""
-    foreign = [c for fk in card.get("foreign_keys") or [] for c in fk.get("columns") or []]
-    named = list(card.get("primary_key") or []) + foreign
-    return {str(n).upper() for n in named}
 
 
 def _coded_from(holders: Sequence[str], read: set[str], cards: Mapping[str, dict[str, Any]]) -> list[str]:

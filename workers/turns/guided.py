@@ -79,11 +79,12 @@ from workers.turns.guided_tables import (
     join_misses,
     link_values,
     load_schema,
-    missing_column_drop,
+    missing_column_fix,
     probes_for,
     read_tables,
     search_text,
 )
+from workers.turns.join_drops import DroppedJoin
 from workers.turns.selection import Selection, choose, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
 from workers.turns.statement_fixes import fixed_statement
@@ -230,19 +231,19 @@ def _checked_answer(guided: GuidedTurn, question: str, result: Checked) -> Guide
 def _unjoined(
     guided: GuidedTurn, question: str, selection: Selection, record: SqlRecord, steps: CheckSteps
 ) -> SqlRecord:
-    """`record` (a statement that failed) run again without a join on a column one of its tables lacks when the
-    joined table only filters (`workers.turns.join_drops`), without a model call; `record` itself otherwise. What
-    was left out is said with the answer (as its doubt when a filter left out names the question's value)."""
+    """`record` (a statement that failed on a column a table of a join lacks) run again without a model call:
+    without that join when its table only filters, or with the one shown table in between joined
+    (`guided_tables.missing_column_fix`); `record` itself otherwise. The answer says what was changed (as its
+    doubt when a filter left out names the question's value)."""
     result = guided.trace.get("last_result")
-    dropped = missing_column_drop(selection, record.sql, result.content if result is not None else "")
-    again = steps.rerun(dropped.sql, selection) if dropped is not None else None
-    if dropped is None or again is None or again.error is not None:
+    fixed = missing_column_fix(selection, record.sql, result.content if result is not None else "")
+    again = steps.rerun(fixed.sql, selection) if fixed is not None else None
+    if fixed is None or again is None or again.error is not None:
         return record
     guided.trace["repaired"] = "join"
-    if dropped.asked(question):
-        guided.trace["left_out_doubt"] = dropped.note()
-    else:
-        guided.trace["left_out"] = dropped.note()
+    note = fixed.note() if isinstance(fixed, DroppedJoin) else fixed.note
+    asked = isinstance(fixed, DroppedJoin) and fixed.asked(question)
+    guided.trace["left_out_doubt" if asked else "left_out"] = note
     return again
 
 

@@ -20,6 +20,7 @@ from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_run import GuidedTurn
 from workers.turns.join_checks import DisjointJoin, disjoint_joins
 from workers.turns.join_drops import DroppedJoin, without_disjoint_join, without_missing_column_join
+from workers.turns.join_paths import Bridged, bridged
 from workers.turns.selection import Selection
 from workers.turns.value_linking import linked_values
 
@@ -137,14 +138,20 @@ def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> tuple[lis
     return found, without_disjoint_join(sql, dialect, found, columns) if found else None
 
 
-def missing_column_drop(selection: Selection, sql: str, error: str) -> DroppedJoin | None:
-    """For a statement that failed on a column a joined table lacks (`error`: what run_sql answered): the
-    statement without that join when its table only filters (`workers.turns.join_drops`)."""
+def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoin | Bridged | None:
+    """For a statement that failed on a column a table of a join lacks (`error`: what run_sql answered): the
+    statement without that join when its table only filters (`workers.turns.join_drops`), else with the one shown
+    table in between joined (`workers.turns.join_paths`); None when neither reading is sure."""
     column = unknown_column(error)
     if column is None:
         return None
+    dialect = dialect_for(selection.engine)
     columns = {
-        t.name.upper(): {str(c.get("name") or "").upper() for c in t.card.get("columns") or []}
+        t.name.upper(): {str(c.get("name") or "").upper(): str(c.get("name")) for c in t.card.get("columns") or []}
         for t in selection.tables
     }
-    return without_missing_column_join(sql, dialect_for(selection.engine), column, columns)
+    dropped = without_missing_column_join(sql, dialect, column, {t: set(c) for t, c in columns.items()})
+    if dropped is not None:
+        return dropped
+    cards = {t.name.upper(): t.card for t in selection.tables}
+    return bridged(sql, dialect, column, columns, cards, {t.name.upper(): t.name for t in selection.tables})

@@ -242,6 +242,31 @@ def test_a_filtering_join_on_a_column_the_table_lacks_is_left_out_instead_of_a_r
     assert not [r for r in fake_openai.requests if "run_sql" in r.exchange.tool_errors]  # no repair call
 
 
+def test_a_join_on_a_column_only_the_table_in_between_holds_goes_through_that_table(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    direct = (
+        "SELECT T1.CTGRY_CD, COUNT(T2.RET_NO) AS RET_COUNT FROM PRD_MST AS T1 INNER JOIN RET_DTL AS T2 "
+        "ON T1.PRD_CD = T2.PRD_CD GROUP BY T1.CTGRY_CD ORDER BY RET_COUNT DESC LIMIT 1"
+    )
+    through = (
+        "SELECT p.CTGRY_CD, COUNT(r.RET_NO) FROM PRD_MST AS p JOIN ORD_DTL_H AS l ON l.PRD_CD = p.PRD_CD "
+        "JOIN RET_DTL AS r ON r.ORD_NO = l.ORD_NO AND r.LINE_NO = l.LINE_NO GROUP BY 1 ORDER BY 2 DESC LIMIT 1"
+    )
+    fake_openai.script(sql_model(direct))
+    turn_id = turn_world.submit("Which product categories had the most returns?", thread="checks in between")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    last = stored["result"]["sql"][-1]
+    assert "ORD_DTL_H" in last["sql"]
+    with sqlite3.connect(turn_world.erp_path) as conn:
+        assert last["rows"] == [list(row) for row in conn.execute(through)]
+    assert "I joined RET_DTL to PRD_MST through ORD_DTL_H: RET_DTL has no column PRD_CD." in stored["answer"]
+    assert not [r for r in fake_openai.requests if "run_sql" in r.exchange.tool_errors]  # no repair call
+
+
 def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:

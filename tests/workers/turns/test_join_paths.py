@@ -1,0 +1,65 @@
+"""The table in between, joined where a join names a column one of its tables lacks (`workers.turns.join_paths`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workers.turns.join_paths import bridged
+
+SHOWN = {
+    "PRODUCTS": ["PRD_CD", "CATEGORY"],
+    "RETURNS": ["RET_NO", "ORD_NO", "LINE_NO", "RET_DT"],
+    "ORDER_LINES": ["ORD_NO", "LINE_NO", "PRD_CD", "QTY"],
+}
+CARDS: dict[str, dict[str, Any]] = {
+    "ORDER_LINES": {"primary_key": ["ORD_NO", "LINE_NO"], "foreign_keys": [{"columns": ["PRD_CD"]}]},
+    "RETURNS": {"primary_key": ["RET_NO"]},
+    "PRODUCTS": {"primary_key": ["PRD_CD"]},
+}
+
+
+def _bridged(sql: str, column: str, shown: dict[str, list[str]] = SHOWN, cards: dict[str, Any] = CARDS) -> Any:
+    columns = {t: {c.upper(): c for c in names} for t, names in shown.items()}
+    return bridged(sql, "sqlite", column, columns, cards, {t: t for t in shown})
+
+
+def test_the_lacking_table_joined_second_gets_the_table_in_between_first() -> None:
+    sql = "SELECT P.CATEGORY, COUNT(R.RET_NO) FROM PRODUCTS AS P JOIN RETURNS AS R ON P.PRD_CD = R.PRD_CD GROUP BY 1"
+    found = _bridged(sql, "R.PRD_CD")
+    assert found.sql == (
+        "SELECT P.CATEGORY, COUNT(R.RET_NO) FROM PRODUCTS AS P JOIN ORDER_LINES "
+        "ON ORDER_LINES.PRD_CD = P.PRD_CD JOIN RETURNS AS R ON R.ORD_NO = ORDER_LINES.ORD_NO "
+        "AND R.LINE_NO = ORDER_LINES.LINE_NO GROUP BY 1"
+    )
+    assert found.note == "I joined RETURNS to PRODUCTS through ORDER_LINES: RETURNS has no column PRD_CD."
+
+
+def test_the_lacking_table_read_first_is_joined_to_the_table_in_between_by_a_foreign_key() -> None:
+    shown = {"cars_data": ["Id", "MPG"], "model_list": ["ModelId", "Model"], "car_names": ["MakeId", "Model"]}
+    cards: dict[str, dict[str, Any]] = {
+        "CARS_DATA": {"foreign_keys": [{"columns": ["Id"], "references": "car_names", "ref_columns": ["MakeId"]}]},
+        "CAR_NAMES": {"primary_key": ["MakeId"]},
+    }
+    shown = {t.upper(): c for t, c in shown.items()}
+    columns = {t: {c.upper(): c for c in names} for t, names in shown.items()}
+    names = {"CARS_DATA": "cars_data", "MODEL_LIST": "model_list", "CAR_NAMES": "car_names"}
+    sql = "SELECT T2.Model FROM cars_data AS T1 JOIN model_list AS T2 ON T1.Model = T2.Model ORDER BY T1.MPG LIMIT 1"
+    found = bridged(sql, "sqlite", "T1.Model", columns, cards, names)
+    assert found is not None
+    assert found.sql == (
+        "SELECT T2.Model FROM cars_data AS T1 JOIN car_names ON T1.Id = car_names.MakeId "
+        "JOIN model_list AS T2 ON car_names.Model = T2.Model ORDER BY T1.MPG LIMIT 1"
+    )
+
+
+def test_no_single_sure_table_in_between_leaves_the_statement_alone() -> None:
+    sql = "SELECT COUNT(*) FROM PRODUCTS AS P JOIN RETURNS AS R ON P.PRD_CD = R.PRD_CD"
+    two = SHOWN | {"ORDER_LINES_OLD": SHOWN["ORDER_LINES"]}
+    assert _bridged(sql, "R.PRD_CD", two, CARDS | {"ORDER_LINES_OLD": CARDS["ORDER_LINES"]}) is None
+    # a link that does not cover the key of the table in between could match many rows
+    partial = CARDS | {"ORDER_LINES": {"primary_key": ["ORD_NO", "LINE_NO", "SEQ"]}}
+    assert _bridged(sql, "R.PRD_CD", cards=partial) is None
+    assert _bridged(sql, "P.PRD_CD") is None  # the table has the column
+    assert _bridged(sql, "PRD_CD") is None  # unqualified: which table lacks it is not known
+    left = "SELECT COUNT(*) FROM PRODUCTS AS P LEFT JOIN RETURNS AS R ON P.PRD_CD = R.PRD_CD"
+    assert _bridged(left, "R.PRD_CD") is None

@@ -1,0 +1,140 @@
+"""The table in between, for a join on a column one of its tables lacks (the guided path, after the error).
+
+A small model that joins two tables a third links writes the join as if they were linked directly: returns to
+products on `RET_DTL.PRD_CD`, which only the order lines hold, or `cars_data.Model = model_list.Model`, where
+`car_names` holds the model and links to `cars_data` by `Id = MakeId`. The statement fails with "no such column",
+and a repair call told where the column is often writes the same join again. When exactly one table the model was
+shown and the statement does not read holds the column and links to the table that lacks it (a foreign key or
+inferred join of either card, or key columns both have by name) by a link covering its primary key (so each row
+of the table that lacks the column matches one row of it at most), the statement runs again with that table
+joined in between; the answer says so. The repair hint names the same path (`workers.turns.column_qualifiers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from workers.turns.answer_checks import parse
+
+
+@dataclass(frozen=True)
+class Bridged:
+    """The statement with the table in between joined, and the note the answer carries."""
+
+    sql: str
+    note: str
+
+
+def keys(card: dict[str, Any]) -> set[str]:
+    """The columns (upper case) of a card's primary key and foreign keys."""
+    foreign = [c for fk in card.get("foreign_keys") or [] for c in fk.get("columns") or []]
+    named = list(card.get("primary_key") or []) + foreign
+    return {str(n).upper() for n in named}
+
+
+def links(
+    table: str, other: str, cards: Mapping[str, dict[str, Any]], columns: Mapping[str, Mapping[str, str]]
+) -> list[tuple[str, str]]:
+    """The column pairs (table's, other's) that link two shown tables: a foreign key or inferred join of either
+    card to the other, else the key columns both have by name; [] when none. `cards` and `columns` (upper-case
+    column name → as written) by upper-case table name."""
+    for source, target, flip in ((table, other, False), (other, table, True)):
+        card = cards.get(source.upper()) or {}
+        found = [
+            (fk.get("references"), fk.get("columns"), fk.get("ref_columns")) for fk in card.get("foreign_keys") or []
+        ]
+        found += [(j.get("to"), j.get("from_columns"), j.get("to_columns")) for j in card.get("joins") or []]
+        for to, mine, theirs in found:
+            if str(to or "").upper() == target.upper() and mine and theirs and len(mine) == len(theirs):
+                pairs = list(zip((str(c) for c in mine), (str(c) for c in theirs), strict=True))
+                return [(b, a) for a, b in pairs] if flip else pairs
+    shared = keys(cards.get(table.upper()) or {}) | keys(cards.get(other.upper()) or {})
+    mine, theirs = columns.get(table.upper(), {}), columns.get(other.upper(), {})
+    return [(w, theirs[c]) for c, w in mine.items() if c in theirs and c in shared]
+
+
+def bridged(
+    sql: str,
+    dialect: str | None,
+    column: str,
+    columns: Mapping[str, Mapping[str, str]],
+    cards: Mapping[str, dict[str, Any]],
+    names: Mapping[str, str],
+) -> Bridged | None:
+    """`sql` with the one shown table in between joined where a join condition names `column` (qualified, as the
+    engine's error writes it) of a table that lacks it; None when there is no such single reading. `columns`:
+    the shown tables' columns (upper case → as written), `cards` their cards, `names` their names as written, all
+    by upper-case table name."""
+    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    tree = parse(sql, dialect)
+    if not qualifier or not isinstance(tree, exp.Select):
+        return None
+    tables = {t.alias_or_name.upper(): t for t in tree.find_all(exp.Table)}
+    lacking = tables.get(qualifier.upper())
+    if lacking is None or name.upper() in columns.get(lacking.name.upper(), {name.upper(): name}):
+        return None
+    found = _condition(tree, qualifier, name)
+    if found is None:
+        return None
+    join, equal, missing, other = found
+    read = {t.name.upper() for t in tables.values()}
+    bridges = [
+        t
+        for t in columns
+        if t not in read and name.upper() in columns[t] and _covers(t, links(lacking.name, t, cards, columns), cards)
+    ]
+    if len(bridges) != 1:
+        return None
+    bridge = bridges[0]
+    pairs = links(lacking.name, bridge, cards, columns)
+    alias = next(a for a in (names.get(bridge, bridge), *(f"B{n}" for n in range(1, 10))) if a.upper() not in tables)
+    held = exp.column(columns[bridge][name.upper()], table=alias)
+    link = exp.and_(
+        *(exp.EQ(this=exp.column(a, table=qualifier), expression=exp.column(b, table=alias)) for a, b in pairs)
+    )
+    between = exp.Table(this=exp.to_identifier(names.get(bridge, bridge)))
+    if alias != names.get(bridge, bridge):
+        between.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    joins = list(tree.args.get("joins") or [])
+    index = joins.index(join)
+    if join.this is lacking:  # JOIN lacking ON other.C = lacking.C: the bridge first, joined to the other table
+        equal.replace(link)
+        added = exp.Join(this=between, on=exp.EQ(this=held, expression=other.copy()))
+    else:  # the lacking table is in scope already: the bridge joins it, the other table joins the bridge
+        missing.replace(held.copy())
+        added = exp.Join(this=between, on=link)
+    joins.insert(index, added)
+    tree.set("joins", joins)
+    note = (
+        f"I joined {lacking.name} to {other.table and tables[other.table.upper()].name} through "
+        f"{names.get(bridge, bridge)}: {lacking.name} has no column {name}."
+    )
+    return Bridged(tree.sql(dialect=dialect), note)
+
+
+def _condition(tree: exp.Select, qualifier: str, name: str) -> tuple[exp.Join, exp.EQ, exp.Column, exp.Column] | None:
+    """The inner join of `tree` whose ON equates `qualifier.name` with another table's column: (the join, the
+    equality, that column reference, the other side)."""
+    for join in tree.args.get("joins") or []:
+        on = join.args.get("on")
+        if not isinstance(on, exp.Expr) or (join.side or "") or (join.kind or "").upper() not in ("", "INNER"):
+            continue
+        for equal in on.find_all(exp.EQ):
+            left, right = equal.left, equal.right
+            if not (isinstance(left, exp.Column) and isinstance(right, exp.Column) and left.table and right.table):
+                continue
+            for missing, other in ((left, right), (right, left)):
+                named = missing.table.upper() == qualifier.upper() and missing.name.upper() == name.upper()
+                if named and other.table.upper() != qualifier.upper():
+                    return join, equal, missing, other
+    return None
+
+
+def _covers(bridge: str, pairs: list[tuple[str, str]], cards: Mapping[str, dict[str, Any]]) -> bool:
+    """The link's columns of `bridge` cover its primary key: each row of the other table matches one at most."""
+    key = {str(k).upper() for k in (cards.get(bridge) or {}).get("primary_key") or []}
+    return bool(pairs) and bool(key) and key <= {b.upper() for _, b in pairs}
