@@ -8,6 +8,8 @@ shown and the statement does not read holds the column and links to the table th
 inferred join of either card, or key columns both have by name) by a link covering its primary key (so each row
 of the table that lacks the column matches one row of it at most), the statement runs again with that table
 joined in between; the answer says so. The repair hint names the same path (`workers.turns.column_qualifiers`).
+When the two tables the condition compares are linked directly (`cars_data.MakeId = car_names.MakeId`, where the
+foreign key is `cars_data.Id = car_names.MakeId`), the condition is replaced by that link instead (`relinked`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,50 @@ def links(
     shared = keys(cards.get(table.upper()) or {}) | keys(cards.get(other.upper()) or {})
     mine, theirs = columns.get(table.upper(), {}), columns.get(other.upper(), {})
     return [(w, theirs[c]) for c, w in mine.items() if c in theirs and c in shared]
+
+
+def relinked(
+    sql: str,
+    dialect: str | None,
+    column: str,
+    columns: Mapping[str, Mapping[str, str]],
+    cards: Mapping[str, dict[str, Any]],
+) -> Bridged | None:
+    """`sql` with a join condition that names `column` (qualified, as the engine's error writes it) of a table that
+    lacks it replaced by the link the cards give between the two tables it compares (`cars_data.MakeId =
+    car_names.MakeId` becomes `cars_data.Id = car_names.MakeId`, the foreign key); None when they have none, or
+    when it covers the primary key of neither table."""
+    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    tree = parse(sql, dialect)
+    if not qualifier or not isinstance(tree, exp.Select):
+        return None
+    tables = {t.alias_or_name.upper(): t for t in tree.find_all(exp.Table)}
+    lacking = tables.get(qualifier.upper())
+    if lacking is None or name.upper() in columns.get(lacking.name.upper(), {name.upper(): name}):
+        return None
+    found = _condition(tree, qualifier, name)
+    if found is None:
+        return None
+    _, equal, missing, other = found
+    partner = tables.get(other.table.upper())
+    if partner is None or partner.name.upper() == lacking.name.upper():
+        return None
+    pairs = links(lacking.name, partner.name, cards, columns)
+    one = _covers(partner.name.upper(), pairs, cards) or _covers(
+        lacking.name.upper(), [(b, a) for a, b in pairs], cards
+    )
+    if not one:
+        return None  # a link that matches many rows on both sides would multiply what the statement adds up
+    link = exp.and_(
+        *(
+            exp.EQ(this=exp.column(a, table=missing.table), expression=exp.column(b, table=other.table))
+            for a, b in pairs
+        )
+    )
+    equal.replace(link)
+    on = " AND ".join(f"{lacking.name}.{a} = {partner.name}.{b}" for a, b in pairs)
+    note = f"I joined {lacking.name} to {partner.name} on {on}: {lacking.name} has no column {name}."
+    return Bridged(tree.sql(dialect=dialect), note)
 
 
 def bridged(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers.turns.join_paths import bridged
+from workers.turns.join_paths import bridged, relinked
 
 SHOWN = {
     "PRODUCTS": ["PRD_CD", "CATEGORY"],
@@ -63,3 +63,40 @@ def test_no_single_sure_table_in_between_leaves_the_statement_alone() -> None:
     assert _bridged(sql, "PRD_CD") is None  # unqualified: which table lacks it is not known
     left = "SELECT COUNT(*) FROM PRODUCTS AS P LEFT JOIN RETURNS AS R ON P.PRD_CD = R.PRD_CD"
     assert _bridged(left, "R.PRD_CD") is None
+
+
+CARS = {t.upper(): {c.upper(): c for c in names} for t, names in {
+    "cars_data": ["Id", "MPG", "Horsepower"],
+    "car_names": ["MakeId", "Model", "Make"],
+}.items()}  # fmt: skip
+CAR_CARDS: dict[str, dict[str, Any]] = {
+    "CARS_DATA": {
+        "primary_key": ["Id"],
+        "foreign_keys": [{"columns": ["Id"], "references": "car_names", "ref_columns": ["MakeId"]}],
+    },
+    "CAR_NAMES": {"primary_key": ["MakeId"]},
+}
+
+
+def test_a_join_on_a_column_one_table_lacks_takes_the_link_the_cards_give() -> None:
+    sql = "SELECT T2.Model FROM cars_data AS T1 JOIN car_names AS T2 ON T1.MakeId = T2.MakeId ORDER BY T1.Horsepower"
+    found = relinked(sql, "sqlite", "T1.MakeId", CARS, CAR_CARDS)
+    assert found is not None
+    assert found.sql == (
+        "SELECT T2.Model FROM cars_data AS T1 JOIN car_names AS T2 ON T1.Id = T2.MakeId ORDER BY T1.Horsepower"
+    )
+    assert (
+        found.note
+        == "I joined cars_data to car_names on cars_data.Id = car_names.MakeId: cars_data has no column MakeId."
+    )
+
+
+def test_no_link_or_one_that_matches_many_rows_on_both_sides_leaves_the_statement_alone() -> None:
+    sql = "SELECT T2.Model FROM cars_data AS T1 JOIN car_names AS T2 ON T1.MakeId = T2.MakeId"
+    assert relinked(sql, "sqlite", "T1.MakeId", CARS, {}) is None
+    many = {
+        "CARS_DATA": {"primary_key": ["Id", "Year"], "foreign_keys": CAR_CARDS["CARS_DATA"]["foreign_keys"]},
+        "CAR_NAMES": {"primary_key": ["MakeId", "Model"]},
+    }
+    assert relinked(sql, "sqlite", "T1.MakeId", CARS, many) is None
+    assert relinked(sql, "sqlite", "T2.MakeId", CARS, CAR_CARDS) is None  # the table has the column
