@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from workers.turns.answer_checks import parse
 from workers.turns.join_checks import DisjointJoin
+from workers.turns.join_pruning import inside
 
 #: Why a join whose columns share no values was left out.
 NO_ROWS_REASON = "the joined columns share no values, so with it the query found no rows"
@@ -153,7 +154,7 @@ def _filters_only(select: exp.Select, join: exp.Join, own_columns: Set[str]) -> 
     if any(not _only(p, alias) for p in filters):
         return None  # a WHERE part that compares it with another table: it does more than filter
     for column in select.find_all(exp.Column):
-        if _within(column, on) or any(_within(column, f) for f in filters):
+        if inside(column, on) or any(inside(column, f) for f in filters):
             continue
         qualifier = column.table.upper()
         if qualifier == alias or (not qualifier and column.name.upper() in own_columns):
@@ -172,15 +173,6 @@ def _only(node: exp.Expr, alias: str) -> bool:
     """Every column `node` reads is qualified with `alias`, and it holds no nested query."""
     columns = list(node.find_all(exp.Column))
     return not node.find(exp.Select) and all(c.table.upper() == alias for c in columns)
-
-
-def _within(node: exp.Expr, ancestor: exp.Expr) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _remove(select: exp.Select, join: exp.Join, joins: list[exp.Join], filters: list[exp.Expr]) -> None:

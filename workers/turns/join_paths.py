@@ -70,18 +70,10 @@ def relinked(
     lacks it replaced by the link the cards give between the two tables it compares (`cars_data.MakeId =
     car_names.MakeId` becomes `cars_data.Id = car_names.MakeId`, the foreign key); None when they have none, or
     when it covers the primary key of neither table."""
-    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
-    tree = parse(sql, dialect)
-    if not qualifier or not isinstance(tree, exp.Select):
-        return None
-    tables = {t.alias_or_name.upper(): t for t in tree.find_all(exp.Table)}
-    lacking = tables.get(qualifier.upper())
-    if lacking is None or name.upper() in columns.get(lacking.name.upper(), {name.upper(): name}):
-        return None
-    found = _condition(tree, qualifier, name)
+    found = _missing(sql, dialect, column, columns)
     if found is None:
         return None
-    _, equal, missing, other = found
+    tree, tables, lacking, name, (_, equal, missing, other) = found
     partner = tables.get(other.table.upper())
     if partner is None or partner.name.upper() == lacking.name.upper():
         return None
@@ -115,18 +107,10 @@ def bridged(
     engine's error writes it) of a table that lacks it; None when there is no such single reading. `columns`:
     the shown tables' columns (upper case → as written), `cards` their cards, `names` their names as written, all
     by upper-case table name."""
-    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
-    tree = parse(sql, dialect)
-    if not qualifier or not isinstance(tree, exp.Select):
-        return None
-    tables = {t.alias_or_name.upper(): t for t in tree.find_all(exp.Table)}
-    lacking = tables.get(qualifier.upper())
-    if lacking is None or name.upper() in columns.get(lacking.name.upper(), {name.upper(): name}):
-        return None
-    found = _condition(tree, qualifier, name)
+    found = _missing(sql, dialect, column, columns)
     if found is None:
         return None
-    join, equal, missing, other = found
+    tree, tables, lacking, name, (join, equal, missing, other) = found
     read = {t.name.upper() for t in tables.values()}
     bridges = [
         t
@@ -140,7 +124,7 @@ def bridged(
     alias = next(a for a in (names.get(bridge, bridge), *(f"B{n}" for n in range(1, 10))) if a.upper() not in tables)
     held = exp.column(columns[bridge][name.upper()], table=alias)
     link = exp.and_(
-        *(exp.EQ(this=exp.column(a, table=qualifier), expression=exp.column(b, table=alias)) for a, b in pairs)
+        *(exp.EQ(this=exp.column(a, table=missing.table), expression=exp.column(b, table=alias)) for a, b in pairs)
     )
     between = exp.Table(this=exp.to_identifier(names.get(bridge, bridge)))
     if alias != names.get(bridge, bridge):
@@ -160,6 +144,24 @@ def bridged(
         f"{names.get(bridge, bridge)}: {lacking.name} has no column {name}."
     )
     return Bridged(tree.sql(dialect=dialect), note)
+
+
+def _missing(
+    sql: str, dialect: str | None, column: str, columns: Mapping[str, Mapping[str, str]]
+) -> tuple[exp.Select, dict[str, exp.Table], exp.Table, str, tuple[exp.Join, exp.EQ, exp.Column, exp.Column]] | None:
+    """For `column` (qualified, as the engine's error writes it) of a shown table that lacks it, named in an inner
+    join's equality: the parsed statement, its tables by upper-case alias, the table that lacks the column, the
+    column's name and the join condition (`_condition`); None otherwise."""
+    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    tree = parse(sql, dialect)
+    if not qualifier or not isinstance(tree, exp.Select):
+        return None
+    tables = {t.alias_or_name.upper(): t for t in tree.find_all(exp.Table)}
+    lacking = tables.get(qualifier.upper())
+    if lacking is None or name.upper() in columns.get(lacking.name.upper(), {name.upper(): name}):
+        return None
+    found = _condition(tree, qualifier, name)
+    return None if found is None else (tree, tables, lacking, name, found)
 
 
 def _condition(tree: exp.Select, qualifier: str, name: str) -> tuple[exp.Join, exp.EQ, exp.Column, exp.Column] | None:

@@ -114,7 +114,7 @@ def _prune_one(select: exp.Select, said: set[str], shown: Mapping[str, Shown]) -
         if known.primary_key and known.primary_key <= set(substitutes):
             continue  # it matches one row at most: nothing is multiplied
         for column in list(select.find_all(exp.Column)):
-            if _own(column, select) and column.table.lower() == _alias(table) and not _inside(column, link):
+            if _own(column, select) and column.table.lower() == _alias(table) and not inside(column, link):
                 column.replace(substitutes[column.name.lower()].copy())
         if index == 0:
             partner = link.this
@@ -141,7 +141,8 @@ def _unsaid(table: exp.Table, others: list[exp.Table], said: set[str]) -> bool:
     return not any(says(said, w) for w in own)
 
 
-def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+def inside(node: exp.Expr, ancestor: exp.Expr) -> bool:
+    """Whether `ancestor` holds `node` (at any depth)."""
     parent = node.parent
     while parent is not None:
         if parent is ancestor:
@@ -179,7 +180,7 @@ def _leaf_plan(
         else:
             return None
     for column in select.find_all(exp.Column):
-        if _inside(column, link):
+        if inside(column, link):
             continue
         owner = column.table.lower()
         if not _own(column, select):
