@@ -85,6 +85,7 @@ from workers.turns.guided_tables import (
     search_text,
 )
 from workers.turns.join_drops import DroppedJoin
+from workers.turns.result_codes import result_meanings
 from workers.turns.selection import Selection, choose, with_neighbours
 from workers.turns.state import TurnEnvironment, TurnRun
 from workers.turns.statement_fixes import fixed_statement
@@ -188,7 +189,7 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
         unjoined = without_join(question, dropped, selection, dialect, steps) if dropped else None
         if unjoined is not None:
             guided.trace["repaired"] = "join"
-            return _checked_answer(guided, question, unjoined)
+            return _checked_answer(guided, question, selection, unjoined)
         with guided.env.store.transaction() as session:
             guided.context.session = session
             again = _search(guided, question, terms=filter_values(record.sql, selection.engine), prior=selection)
@@ -201,21 +202,24 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
             )
             retried = _write_and_run(guided, question, again, [], hint=hint)
             if retried is not None and retried.error is None:
-                record = retried
+                record, selection = retried, again
         if is_empty(record):
-            return GuidedAnswer("answered", no_rows(guided.context.tables_used, record), None, "empty")
+            # no figure came back, also after the re-search: said as a doubt, the turn's status `partial`
+            return GuidedAnswer("partial", no_rows(guided.context.tables_used, record), None, "empty")
         result = Checked(record)
-    return _checked_answer(guided, question, result)
+    return _checked_answer(guided, question, selection, result)
 
 
-def _checked_answer(guided: GuidedTurn, question: str, result: Checked) -> GuidedAnswer:
+def _checked_answer(guided: GuidedTurn, question: str, selection: Selection, result: Checked) -> GuidedAnswer:
     """The answer from the checked record (made the turn's last result), with the literals read as the data writes
     them and, when a doubt remains after the repair, that doubt in one line and the status `partial`."""
     runs = guided.context.sql_runs
     if result.record in runs and runs[-1] is not result.record:
         runs.remove(result.record)
         runs.append(result.record)  # the answer's figure is the last result every surface shows
-    text = rows_answer(question, result.record, guided.context.tables_used)
+    tables = {t.name.upper(): t.card for t in selection.tables}
+    meanings = result_meanings(result.record.sql, dialect_for(selection.engine), tables)
+    text = rows_answer(question, result.record, guided.context.tables_used, meanings)
     doubt = doubt_line(result.doubts)
     if doubt:
         guided.trace["doubt"] = doubt

@@ -3,18 +3,21 @@ a question it could not answer (no permission, nothing found, no rows, an SQL er
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.answer.model import Status
 from workers.tools.base import SqlRecord
+from workers.turns.answer_checks import tables_read
 from workers.turns.answers import result_table, user_error
+from workers.turns.result_codes import Meanings
 from workers.turns.sentences import answer_sentence
 
 
 @dataclass
 class GuidedAnswer:
-    status: Status  # "answered" or "partial"
+    status: Status  # "answered"; "partial" when a doubt is said, or no figure came back
     answer: str
     error: str | None
     #: What ended the turn, for the store and the benchmark: "answer", "ambiguity", "no_permission",
@@ -30,21 +33,31 @@ NOTHING_FOUND = (
 )
 
 
-def rows_answer(question: str, record: SqlRecord, tables: Sequence[str]) -> str:
+def rows_answer(question: str, record: SqlRecord, tables: Sequence[str], meanings: Meanings | None = None) -> str:
     """The answer written from the rows the SQL returned (no model writes it, so no number is made up): a sentence
     in the question's words (`workers.turns.sentences`), then where it came from; the rows themselves are the
-    answer's result table, which every surface shows below the text."""
-    sentence = answer_sentence(question, result_table(record))
-    source = f"From {', '.join(tables)}." if tables else ""
+    answer's result table, which every surface shows below the text. `meanings`: what the codes of the result's
+    columns mean (`workers.turns.result_codes`)."""
+    sentence = answer_sentence(question, result_table(record), meanings)
+    read = {name.upper() for name in tables_read(record.sql, None)}
+    answered_from = [t for t in tables if t.rsplit(".", 1)[-1].upper() in read] or tables  # not a join left out
+    source = f"From {', '.join(answered_from)}." if answered_from else ""
     return "\n".join(part for part in (sentence, source) if part)
+
+
+#: Today's date in a statement (SQLite's 'now', the SQL standard's and the engines' own functions).
+_TODAY = re.compile(r"'now'|\b(current_date|current_timestamp|now\s*\(|getdate\s*\(|sysdate|curdate\s*\()", re.I)
 
 
 def no_rows(tables_used: Sequence[str], record: SqlRecord) -> str:
     where = ", ".join(tables_used) or record.database
-    return (
+    text = (
         f"The query on {where} found no matching rows, also after looking again for the values you named, "
         "so I cannot give a number. Please check the names or values in the question, or say where to look."
     )
+    if _TODAY.search(record.sql):  # "last year" read from today, on data that may end before it
+        text += " It counted back from today's date: if the data ends earlier, name the period you mean (a year)."
+    return text
 
 
 def sql_refused(record: SqlRecord) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from core.answer.model import ResultTable
 from core.answer.values import MEASURES, ValueKind, column_header
 from workers.turns.question_shape import asked_breakdown
+from workers.turns.result_codes import Meanings, with_meanings
 
 _ASKS_HOW_MANY = re.compile(r"^\s*how\s+(many|much)\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE)
 _WHICH_DID = re.compile(
@@ -82,9 +83,10 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _QUESTION_ENDS = "?\uff1f "  # the question mark, its full-width form (Korean, Japanese, Chinese) and spaces
 
 
-def answer_sentence(question: str, table: ResultTable) -> str:
-    """The sentence that answers `question` from `table`'s rows."""
-    cells = table.cells()
+def answer_sentence(question: str, table: ResultTable, meanings: Meanings | None = None) -> str:
+    """The sentence that answers `question` from `table`'s rows; `meanings`: what the codes of its columns mean,
+    written after each code the sentence names (`workers.turns.result_codes`)."""
+    cells = with_meanings(table.cells(), meanings or {})
     if not table.rows or not table.columns:
         return ""
     if len(table.rows) == 1 and asked_breakdown(question) and len(table.columns) > 1:
@@ -104,7 +106,8 @@ def one_row(question: str, table: ResultTable, cells: Sequence[str]) -> str:
     which = _WHICH_DID.match(text)
     if which is not None and kinds[0] not in MEASURES:
         headers = table.headers()
-        names = ", ".join(v for v, k in zip(cells[1:], kinds[1:], strict=False) if k not in MEASURES)
+        named = (v for v, k in zip(cells[1:], kinds[1:], strict=False) if k not in MEASURES)
+        names = ", ".join(dict.fromkeys(v for v in named if v not in cells[0]))  # no "B20 (B20)"
         measured = "; ".join(
             f"{h}: {v}" for h, v, k in zip(headers[1:], cells[1:], kinds[1:], strict=False) if k in MEASURES
         )

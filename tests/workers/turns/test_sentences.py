@@ -10,7 +10,10 @@ import pytest
 from core.answer.model import ResultTable
 from core.answer.values import ValueKind as K
 from core.answer.values import column_header
+from workers.tools.base import SqlRecord
 from workers.turns.answers import user_error
+from workers.turns.guided_answers import no_rows
+from workers.turns.result_codes import result_meanings
 from workers.turns.sentences import answer_sentence
 
 
@@ -185,3 +188,59 @@ def test_a_list_returned_for_one_count_says_what_it_holds() -> None:
     assert answer_sentence("How many orders went to each city?", per_city) == (
         "Orders went to each city, highest for Seoul: 512."
     )
+
+
+CATEGORY_CARD = {
+    "table": "PRD_MST",
+    "columns": [
+        {"name": "PRD_CD", "codes": []},
+        {
+            "name": "CTGRY_CD",
+            "codes": [{"code": "B20", "meaning": "Electronics"}, {"code": "A10", "meaning": "Office Supplies"}],
+        },
+    ],
+}
+
+
+def test_a_code_in_the_answer_is_said_with_its_meaning_from_the_card() -> None:
+    sql = "SELECT p.CTGRY_CD, COUNT(*) AS n FROM PRD_MST AS p GROUP BY p.CTGRY_CD ORDER BY n DESC LIMIT 1"
+    meanings = result_meanings(sql, "sqlite", {"PRD_MST": CATEGORY_CARD})
+    assert meanings == {0: {"B20": "Electronics", "A10": "Office Supplies"}}
+    table = ResultTable(columns=["CTGRY_CD", "n"], kinds=[K.CODE, K.COUNT], rows=[["B20", 66]])
+    question = "Which product category has the most products?"
+    assert answer_sentence(question, table) == "B20 has the most products (n: 66)."
+    assert answer_sentence(question, table, meanings) == "B20 (Electronics) has the most products (n: 66)."
+    # the statement that joined the code's name in says it once; the code twice is said once
+    named = ResultTable(columns=["CTGRY_CD", "CODE_NM"], kinds=[K.CODE, K.TEXT], rows=[["B20", "Electronics"]])
+    assert answer_sentence(question, named, meanings) == "B20 (Electronics) has the most products."
+    twice = ResultTable(columns=["CTGRY_CD", "CTGRY_CD"], kinds=[K.CODE, K.CODE], rows=[["B20", "B20"]])
+    assert answer_sentence(question, twice) == "B20 has the most products."
+
+
+def test_only_plain_columns_of_the_tables_read_give_code_meanings() -> None:
+    cards = {"PRD_MST": CATEGORY_CARD}
+    assert result_meanings("SELECT LOWER(CTGRY_CD) FROM PRD_MST", "sqlite", cards) == {}
+    assert result_meanings("SELECT PRD_CD, CTGRY_CD FROM PRD_MST", "sqlite", cards) == {1: CATEGORY_MEANINGS}
+    assert result_meanings("SELECT x.CTGRY_CD FROM (SELECT CTGRY_CD FROM PRD_MST) AS x", "sqlite", cards) == {}
+    assert result_meanings("SELECT CTGRY_CD FROM OTHER", "sqlite", cards) == {}
+    assert result_meanings("SELECT FROM WHERE", "sqlite", cards) == {}
+
+
+CATEGORY_MEANINGS = {"B20": "Electronics", "A10": "Office Supplies"}
+
+
+@pytest.mark.parametrize(
+    ("sql", "today"),
+    [
+        ("SELECT COUNT(*) FROM RET_DTL WHERE RET_DT >= DATE('now', '-1 year')", True),
+        ("SELECT COUNT(*) FROM RET_DTL WHERE RET_DT >= CURRENT_DATE - INTERVAL '1' YEAR", True),
+        ("SELECT COUNT(*) FROM RET_DTL WHERE RET_DT >= DATE_SUB(NOW(), INTERVAL 1 YEAR)", True),
+        ("SELECT COUNT(*) FROM RET_DTL WHERE RET_DT >= '2023-01-01'", False),
+        ("SELECT COUNT(*) FROM ORD_MST WHERE NOTE = 'nowhere'", False),
+    ],
+)
+def test_no_rows_counted_back_from_today_asks_for_the_period(sql: str, today: bool) -> None:
+    record = SqlRecord(database="erp", sql=sql, columns=["n"], rows=[], truncated=False, error=None)
+    text = no_rows(["erp.RET_DTL"], record)
+    assert text.startswith("The query on erp.RET_DTL found no matching rows")
+    assert ("counted back from today's date" in text) is today
