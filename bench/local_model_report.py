@@ -92,6 +92,8 @@ def summary(attempts: list[Attempt]) -> dict[str, Any]:
         "statuses": {s: sum(a.status == s for a in attempts) for s in sorted({a.status for a in attempts})},
         "errors": {k: sum(a.error_kind == k for a in wrong) for k in ERROR_KINDS},
         "wrong_with_doubt": sum(a.status == "partial" for a in wrong),
+        # the answer was a question back (which database?): no figure to trust, and not counted as a doubt
+        "wrong_asked_back": sum(a.step == "ambiguity" for a in wrong),
         "right_with_doubt": sum(a.status == "partial" and a.correct for a in attempts),
         "output_tokens_per_turn": round(statistics.mean(a.output_tokens for a in attempts)),
         "prompt_tokens_per_call": round(statistics.mean([c[0] for a in attempts for c in a.calls] or [0])),
@@ -176,6 +178,7 @@ def markdown(payload: dict[str, Any]) -> str:
                 [group, system, f.get("prompt_tokens_per_call", ""), f.get("output_tokens_per_turn", "")]
                 + [parts.get(p, "") for p in ("search", "model", "sql", "check")]
                 + [*(f.get("errors") or {}).values(), f"{f.get('wrong_with_doubt', 0)} of {wrong}"]
+                + [f.get("wrong_asked_back", 0)]
             )
     lines += [
         "",
@@ -184,7 +187,8 @@ def markdown(payload: dict[str, Any]) -> str:
         "",
     ]
     header = ["set", "system", "prompt tokens per call", "generated tokens", "search s", "model s", "SQL s"]
-    lines += md_table([*header, "check s", *ERROR_KINDS, "wrong with a stated doubt"], rows)
+    doubted = ["wrong with a stated doubt", "wrong: asked which database"]
+    lines += md_table([*header, "check s", *ERROR_KINDS, *doubted], rows)
     taken = [
         f"{group} {system}: {f['joins_taken_out']} ({f['joins_taken_out_correct']} of them correct)"
         for group, systems in tables.items()

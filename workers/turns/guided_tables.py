@@ -20,7 +20,7 @@ from workers.turns.compact_schema import SchemaTable
 from workers.turns.guided_run import GuidedTurn
 from workers.turns.join_checks import DisjointJoin, disjoint_joins
 from workers.turns.join_drops import DroppedJoin, without_disjoint_join, without_missing_column_join
-from workers.turns.join_paths import Bridged, bridged, relinked
+from workers.turns.join_paths import Bridged, bridged, looked_up, relinked
 from workers.turns.selection import Selection
 from workers.turns.value_linking import linked_values
 
@@ -141,8 +141,9 @@ def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> tuple[lis
 def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoin | Bridged | None:
     """For a statement that failed on a column a table of a join lacks (`error`: what run_sql answered): the
     statement without that join when its table only filters (`workers.turns.join_drops`), else with the condition
-    replaced by the cards' link between its two tables, else with the one shown table in between joined
-    (`workers.turns.join_paths`); None when no reading is sure."""
+    replaced by the cards' link between its two tables, else with the one shown table in between joined, else
+    (a column it selects or filters on) with the one shown table holding it joined (`workers.turns.join_paths`);
+    None when no reading is sure."""
     column = unknown_column(error)
     if column is None:
         return None
@@ -158,4 +159,6 @@ def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoi
     direct = relinked(sql, dialect, column, columns, cards)
     if direct is not None:
         return direct
-    return bridged(sql, dialect, column, columns, cards, {t.name.upper(): t.name for t in selection.tables})
+    names = {t.name.upper(): t.name for t in selection.tables}
+    between = bridged(sql, dialect, column, columns, cards, names)
+    return between or looked_up(sql, dialect, column, columns, cards, names)

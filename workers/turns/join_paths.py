@@ -8,8 +8,10 @@ shown and the statement does not read holds the column and links to the table th
 inferred join of either card, or key columns both have by name) by a link covering its primary key (so each row
 of the table that lacks the column matches one row of it at most), the statement runs again with that table
 joined in between; the answer says so. The repair hint names the same path (`workers.turns.column_qualifiers`).
-When the two tables the condition compares are linked directly (`cars_data.MakeId = car_names.MakeId`, where the
-foreign key is `cars_data.Id = car_names.MakeId`), the condition is replaced by that link instead (`relinked`).
+A column selected, filtered or ordered by on a table that lacks it takes the one shown table holding it the same
+way (`looked_up`), the column read from it. When the two tables the condition compares are linked directly
+(`cars_data.MakeId = car_names.MakeId`, where the foreign key is `cars_data.Id = car_names.MakeId`), the condition
+is replaced by that link instead (`relinked`).
 """
 
 from __future__ import annotations
@@ -143,6 +145,52 @@ def bridged(
         f"I joined {lacking.name} to {other.table and tables[other.table.upper()].name} through "
         f"{names.get(bridge, bridge)}: {lacking.name} has no column {name}."
     )
+    return Bridged(tree.sql(dialect=dialect), note)
+
+
+def looked_up(
+    sql: str,
+    dialect: str | None,
+    column: str,
+    columns: Mapping[str, Mapping[str, str]],
+    cards: Mapping[str, dict[str, Any]],
+    names: Mapping[str, str],
+) -> Bridged | None:
+    """`sql` with the one shown table it does not read that holds `column` (qualified, as the engine's error writes
+    it), named outside a join condition (selected, filtered, grouped or ordered by) on a table of the outer query
+    that lacks it: that table is joined to the one lacking the column by a link covering its own primary key (each
+    row gains one row at most, so nothing is multiplied), and every reference to the column reads it from there
+    (`course_arrange.Course` becomes `course.Course`, joined on `Course_ID`). None when no single such table."""
+    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    tree = parse(sql, dialect)
+    if not qualifier or not isinstance(tree, exp.Select) or _condition(tree, qualifier, name) is not None:
+        return None
+    source = tree.args.get("from_")
+    outer = [source.this] if isinstance(source, exp.From) else []
+    outer += [j.this for j in tree.args.get("joins") or []]
+    tables = {t.alias_or_name.upper(): t for t in outer if isinstance(t, exp.Table)}
+    lacking = tables.get(qualifier.upper())
+    if lacking is None or name.upper() in columns.get(lacking.name.upper(), {name.upper(): name}):
+        return None
+    read = {t.name.upper() for t in tree.find_all(exp.Table)}
+    holders = [t for t in columns if t not in read and name.upper() in columns[t]]
+    pairs = links(lacking.name, holders[0], cards, columns) if len(holders) == 1 else []
+    if not _covers(holders[0] if holders else "", pairs, cards):
+        return None
+    holder = names.get(holders[0], holders[0])
+    alias = next(a for a in (holder, *(f"L{n}" for n in range(1, 10))) if a.upper() not in tables)
+    for node in list(tree.find_all(exp.Column)):
+        if node.table.upper() == qualifier.upper() and node.name.upper() == name.upper():
+            node.replace(exp.column(columns[holders[0]][name.upper()], table=alias))
+    joined = exp.Table(this=exp.to_identifier(holder))
+    if alias != holder:
+        joined.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    link = exp.and_(
+        *(exp.EQ(this=exp.column(a, table=qualifier), expression=exp.column(b, table=alias)) for a, b in pairs)
+    )
+    tree.set("joins", [*(tree.args.get("joins") or []), exp.Join(this=joined, on=link)])
+    on = " AND ".join(f"{lacking.name}.{a} = {holder}.{b}" for a, b in pairs)
+    note = f"I read {name} from {holder}, joined to {lacking.name} on {on}: {lacking.name} has no column {name}."
     return Bridged(tree.sql(dialect=dialect), note)
 
 

@@ -1,7 +1,7 @@
 """What a question asks of the shape of its answer: a breakdown ("by month", "per region", "for each customer",
-"월별"), or the top N ("top 5", "the three oldest", "which five customers … the most", "상위 10"), and whether a
-statement's result has that shape (`workers.turns.answer_checks`). Patterns of English and Korean phrasing only:
-nothing of any database."""
+"월별"), an average ("평균"), or the top N ("top 5", "the three oldest", "which five customers … the most",
+"상위 10"), and whether a statement's result has that shape (`workers.turns.answer_checks`). Patterns of English and
+Korean phrasing only: nothing of any database."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def asked_breakdown(question: str) -> str:
     return ""
 
 
+_AVERAGE = re.compile(r"\b(average|averages|avg)\b|평균", re.IGNORECASE)
 _SHARE = re.compile(r"\b(percent|percentage|ratio|proportion|share|fraction|rate)\b|비율|퍼센트", re.IGNORECASE)
 _NONE = re.compile(r"\b(not\s+\w+\s+any|no\s+\w+|without|never|does not have|do not have|don't have)\b", re.IGNORECASE)
 
@@ -77,6 +78,19 @@ def asked_one_figure(question: str) -> bool:
 def asked_share(question: str) -> bool:
     """The question asks for a percentage, ratio or share."""
     return _SHARE.search(question) is not None
+
+
+def asked_average(question: str) -> bool:
+    """The question asks for an average ("the average weight", "average life expectancy above 72", "평균")."""
+    return _AVERAGE.search(question) is not None
+
+
+def computes_average(tree: exp.Expr) -> bool:
+    """The statement computes an average (AVG, or a division such as SUM / COUNT) or reads a column named for one
+    (a stored average)."""
+    if tree.find(exp.Avg, exp.Div) is not None:
+        return True
+    return any(_AVERAGE.search(column.name.replace("_", " ")) for column in tree.find_all(exp.Column))
 
 
 def asked_none(question: str) -> bool:
@@ -115,6 +129,14 @@ def shape_problems(question: str, tree: exp.Expr, record: SqlRecord) -> list[tup
                 f"The question asks for one figure, but the result has {_rows(len(record.rows))}, one per group.",
                 "The question asks for one figure: the result must be one row. Do not GROUP BY the things counted; "
                 "to count groups that pass a HAVING test, count the rows of the grouped query in an outer SELECT.",
+            )
+        )
+    if asked_average(question) and not computes_average(tree):
+        doubts.append(
+            (
+                "The question asks for an average, but the query computes none.",
+                "The question asks for an average: compute it with AVG() over the rows it averages (in HAVING when "
+                "it is a condition on groups), not on one row's value.",
             )
         )
     top = asked_top(question)

@@ -190,6 +190,20 @@ def test_a_breakdown_or_a_top_n_the_question_asks_for_must_be_in_the_result() ->
     assert kinds(verdict("How many orders were paid by credit card?", "SELECT COUNT(*) FROM ORDERS", [[3]])) == []
 
 
+def test_an_average_the_question_asks_for_must_be_computed() -> None:
+    question = "What is the total population of each government form with an average life expectancy above 72?"
+    per_row = "SELECT FORM, SUM(POPULATION) FROM COUNTRY WHERE LIFE_EXPECTANCY > 72 GROUP BY FORM"
+    assert kinds(verdict(question, per_row, [["Republic", 10]])) == ["shape"]
+    grouped = "SELECT FORM, SUM(POPULATION) FROM COUNTRY GROUP BY FORM HAVING AVG(LIFE_EXPECTANCY) > 72"
+    assert kinds(verdict(question, grouped, [["Republic", 10]])) == []
+    # a ratio written out, and a column that stores the average, compute one too
+    ratio = "SELECT SUM(AMOUNT) * 1.0 / COUNT(*) FROM ORDERS"
+    assert kinds(verdict("What is the average order amount?", ratio, [[4.5]])) == []
+    stored = "SELECT MAX(CAPACITY), AVERAGE FROM STADIUM"
+    assert kinds(verdict("What is the maximum capacity and the average of all stadiums?", stored, [[9, 3]])) == []
+    assert kinds(verdict("주문 금액의 평균은?", "SELECT AMOUNT FROM ORDERS LIMIT 1", [[3]])) == ["shape"]
+
+
 @pytest.mark.parametrize(
     ("question", "breakdown", "top"),
     [

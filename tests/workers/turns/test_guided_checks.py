@@ -210,6 +210,13 @@ def test_a_join_that_matched_nothing_and_only_filtered_is_left_out_without_anoth
     assert "CODE_MST" not in last["sql"]
     assert "USE_YN" not in last["sql"]
     assert last["rows"][0][0] == turn_world.erp_scalar(alone)
+    code = last["rows"][0][0]
+    meaning = turn_world.erp_scalar(f"SELECT CODE_NM FROM CODE_DTL WHERE CODE_GRP = 'PRD_CTGRY' AND CODE_CD = '{code}'")
+    # the code said with its meaning from the card; the source is the table the answer read, not the one left out
+    assert stored["answer"].split("\n")[:2] == [
+        f"{code} ({meaning}) has the most products (Product_Count: {last['rows'][0][1]}).",
+        "From erp.PRD_MST.",
+    ]
     assert (
         "I left out the join of CODE_MST on PRD_MST.CTGRY_CD = CODE_MST.CODE_GRP, and its filter CODE_MST.USE_YN = "
         "'Y': the joined columns share no values, so with it the query found no rows."
@@ -264,6 +271,32 @@ def test_a_join_on_a_column_only_the_table_in_between_holds_goes_through_that_ta
     with sqlite3.connect(turn_world.erp_path) as conn:
         assert last["rows"] == [list(row) for row in conn.execute(through)]
     assert "I joined RET_DTL to PRD_MST through ORD_DTL_H: RET_DTL has no column PRD_CD." in stored["answer"]
+    assert not [r for r in fake_openai.requests if "run_sql" in r.exchange.tool_errors]  # no repair call
+
+
+def test_a_selected_column_its_table_lacks_is_read_from_the_shown_table_holding_it(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    lines_only = "SELECT l.CTGRY_CD, SUM(l.QTY) AS units FROM ORD_DTL_H AS l GROUP BY l.CTGRY_CD ORDER BY 2 DESC LIMIT 1"
+    read = (
+        "SELECT p.CTGRY_CD, SUM(l.QTY) FROM ORD_DTL_H AS l JOIN PRD_MST AS p ON l.PRD_CD = p.PRD_CD "
+        "GROUP BY p.CTGRY_CD ORDER BY 2 DESC LIMIT 1"
+    )
+    fake_openai.script(sql_model(lines_only))
+    turn_id = turn_world.submit("Which product category sold the most units?", thread="checks looked up")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    first, last = stored["result"]["sql"][0], stored["result"]["sql"][-1]
+    assert first["error"]
+    assert "JOIN PRD_MST ON l.PRD_CD = PRD_MST.PRD_CD" in last["sql"]
+    with sqlite3.connect(turn_world.erp_path) as conn:
+        assert last["rows"] == [list(row) for row in conn.execute(read)]
+    assert (
+        "I read CTGRY_CD from PRD_MST, joined to ORD_DTL_H on ORD_DTL_H.PRD_CD = PRD_MST.PRD_CD: ORD_DTL_H has no "
+        "column CTGRY_CD."
+    ) in stored["answer"].split("\n")
     assert not [r for r in fake_openai.requests if "run_sql" in r.exchange.tool_errors]  # no repair call
 
 

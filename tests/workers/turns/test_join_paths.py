@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers.turns.join_paths import bridged, relinked
+from workers.turns.join_paths import Bridged, bridged, looked_up, relinked
 
 SHOWN = {
     "PRODUCTS": ["PRD_CD", "CATEGORY"],
@@ -100,3 +100,57 @@ def test_no_link_or_one_that_matches_many_rows_on_both_sides_leaves_the_statemen
     }
     assert relinked(sql, "sqlite", "T1.MakeId", CARS, many) is None
     assert relinked(sql, "sqlite", "T2.MakeId", CARS, CAR_CARDS) is None  # the table has the column
+
+
+TEACHING = {
+    "TEACHER": ["Teacher_ID", "Name"],
+    "COURSE_ARRANGE": ["Course_ID", "Teacher_ID", "Grade"],
+    "COURSE": ["Course_ID", "Course", "Staring_Date"],
+}
+TEACHING_CARDS: dict[str, dict[str, Any]] = {
+    "COURSE_ARRANGE": {
+        "primary_key": ["Course_ID", "Teacher_ID"],
+        "foreign_keys": [{"columns": ["Course_ID"], "references": "course", "ref_columns": ["Course_ID"]}],
+    },
+    "COURSE": {"primary_key": ["Course_ID"]},
+    "TEACHER": {"primary_key": ["Teacher_ID"]},
+}
+
+
+def _looked_up(
+    sql: str, column: str, shown: dict[str, list[str]] = TEACHING, cards: dict[str, Any] = TEACHING_CARDS
+) -> Bridged | None:
+    columns = {t: {c.upper(): c for c in names} for t, names in shown.items()}
+    return looked_up(sql, "sqlite", column, columns, cards, {t: t.lower() for t in shown})
+
+
+def test_a_selected_column_the_table_lacks_is_read_from_the_one_shown_table_holding_it() -> None:
+    sql = (
+        "SELECT T1.Name, T2.Course FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.Teacher_ID = T2.Teacher_ID "
+        "WHERE T2.Course <> 'Math' ORDER BY T1.Name"
+    )
+    found = _looked_up(sql, "T2.Course")
+    assert found is not None
+    assert found.sql == (
+        "SELECT T1.Name, course.Course FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.Teacher_ID = T2.Teacher_ID "
+        "JOIN course ON T2.Course_ID = course.Course_ID WHERE course.Course <> 'Math' ORDER BY T1.Name"
+    )
+    assert found.note == (
+        "I read Course from course, joined to course_arrange on course_arrange.Course_ID = course.Course_ID: "
+        "course_arrange has no column Course."
+    )
+
+
+def test_no_sure_table_to_read_a_missing_column_from_leaves_the_statement_alone() -> None:
+    sql = "SELECT T2.Course FROM course_arrange AS T2"
+    # two shown tables hold it
+    two = TEACHING | {"COURSE_OLD": TEACHING["COURSE"]}
+    assert _looked_up(sql, "T2.Course", two, TEACHING_CARDS | {"COURSE_OLD": TEACHING_CARDS["COURSE"]}) is None
+    # the link does not cover the holder's key: a course could match several rows
+    wide = TEACHING_CARDS | {"COURSE": {"primary_key": ["Course_ID", "Staring_Date"]}}
+    assert _looked_up(sql, "T2.Course", TEACHING, wide) is None
+    # the table already read holds it, the qualifier names no table of the outer query, or a join names the column
+    assert _looked_up("SELECT T2.Course FROM course AS T2", "T2.Course") is None
+    assert _looked_up("SELECT X.Course FROM course_arrange AS T2", "X.Course") is None
+    joined = "SELECT T1.Name FROM teacher AS T1 JOIN course_arrange AS T2 ON T2.Course = T1.Name"
+    assert _looked_up(joined, "T2.Course") is None
