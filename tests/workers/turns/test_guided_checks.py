@@ -277,7 +277,9 @@ def test_a_join_on_a_column_only_the_table_in_between_holds_goes_through_that_ta
 def test_a_selected_column_its_table_lacks_is_read_from_the_shown_table_holding_it(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
-    lines_only = "SELECT l.CTGRY_CD, SUM(l.QTY) AS units FROM ORD_DTL_H AS l GROUP BY l.CTGRY_CD ORDER BY 2 DESC LIMIT 1"
+    lines_only = (
+        "SELECT l.CTGRY_CD, SUM(l.QTY) AS units FROM ORD_DTL_H AS l GROUP BY l.CTGRY_CD ORDER BY 2 DESC LIMIT 1"
+    )
     read = (
         "SELECT p.CTGRY_CD, SUM(l.QTY) FROM ORD_DTL_H AS l JOIN PRD_MST AS p ON l.PRD_CD = p.PRD_CD "
         "GROUP BY p.CTGRY_CD ORDER BY 2 DESC LIMIT 1"
