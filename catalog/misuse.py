@@ -18,6 +18,9 @@ SOFT_DELETE_NAMES = re.compile(
     re.I,
 )
 
+#: How a soft-delete or active flag's reason to watch begins (read by the answer's note on such a filter).
+SOFT_DELETE_WATCH = "soft-delete/active flag"
+
 
 def columns_to_watch(
     columns: Sequence[ColumnInfo], profiles: dict[str, ColumnProfile], code_columns: set[str]
@@ -53,7 +56,7 @@ def _reason(
         return "free text written by people; do not filter or group on it"
     if is_code and SOFT_DELETE_NAMES.search(column.name):
         values = ", ".join(v for v, _ in profile.frequent[:3])
-        return f"soft-delete/active flag ({values}); current rows need a filter on it"
+        return f"{SOFT_DELETE_WATCH} ({values}); current rows need a filter on it"
     if column.family in ("integer", "decimal", "float") and AMOUNT_NAMES.search(column.name):
         share = profile.negative_share or 0.0
         if share >= 0.99 and profile.sample_size:

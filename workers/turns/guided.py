@@ -46,6 +46,7 @@ from workers.tools.copy_rule import mentions
 from workers.tools.toolbox import StepCallback
 from workers.turns.answer_checks import Doubt, Verdict, check
 from workers.turns.candidates import Agreement, Used, agreed
+from workers.turns.flag_notes import flag_notes
 from workers.turns.guided_answers import (
     NO_PERMISSION,
     NOTHING_FOUND,
@@ -223,7 +224,8 @@ def _checked_answer(guided: GuidedTurn, question: str, selection: Selection, res
     doubt = doubt_line(result.doubts)
     if doubt:
         guided.trace["doubt"] = doubt
-    lines = [text, str(guided.trace.get("left_out") or ""), *result.notes, doubt]
+    flags = flag_notes(question, result.record.sql, dialect_for(selection.engine), tables)
+    lines = [text, str(guided.trace.get("left_out") or ""), *result.notes, *flags, doubt]
     return GuidedAnswer(
         "partial" if doubt else "answered",
         "\n".join(line for line in lines if line),

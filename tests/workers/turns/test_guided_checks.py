@@ -302,6 +302,23 @@ def test_a_selected_column_its_table_lacks_is_read_from_the_shown_table_holding_
     assert not [r for r in fake_openai.requests if "run_sql" in r.exchange.tool_errors]  # no repair call
 
 
+def test_an_active_flag_the_question_does_not_name_is_said_in_the_answer(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    active = "SELECT COUNT(*) FROM CUST_MST WHERE USE_YN = 'Y'"
+    fake_openai.script(sql_model(active))
+    turn_id = turn_world.submit("How many customers are registered?", thread="checks flag")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    assert stored["result"]["sql"][-1]["rows"] == [[turn_world.erp_scalar(active)]]
+    assert (
+        "I kept only the rows where CUST_MST.USE_YN = 'Y' (the table's active or deleted flag), which the question "
+        "does not name; say if you meant every row."
+    ) in stored["answer"].split("\n")
+
+
 def test_a_grouping_a_one_figure_question_did_not_ask_for_is_dropped_without_another_model_call(
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
