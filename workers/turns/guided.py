@@ -218,13 +218,13 @@ def _checked_answer(guided: GuidedTurn, question: str, selection: Selection, res
     if result.record in runs and runs[-1] is not result.record:
         runs.remove(result.record)
         runs.append(result.record)  # the answer's figure is the last result every surface shows
-    tables = {t.name.upper(): t.card for t in selection.tables}
-    meanings = result_meanings(result.record.sql, dialect_for(selection.engine), tables)
+    tables, dialect = {t.name.upper(): t.card for t in selection.tables}, dialect_for(selection.engine)
+    meanings = result_meanings(result.record.sql, dialect, tables)
     text = rows_answer(question, result.record, guided.context.tables_used, meanings)
     doubt = doubt_line(result.doubts)
     if doubt:
         guided.trace["doubt"] = doubt
-    flags = flag_notes(question, result.record.sql, dialect_for(selection.engine), tables)
+    flags = flag_notes(question, result.record.sql, dialect, tables)
     lines = [text, str(guided.trace.get("left_out") or ""), *result.notes, *flags, doubt]
     return GuidedAnswer(
         "partial" if doubt else "answered",

@@ -161,7 +161,7 @@ def looked_up(
     that lacks it: that table is joined to the one lacking the column by a link covering its own primary key (each
     row gains one row at most, so nothing is multiplied), and every reference to the column reads it from there
     (`course_arrange.Course` becomes `course.Course`, joined on `Course_ID`). None when no single such table."""
-    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    qualifier, name = _qualified(column)
     tree = parse(sql, dialect)
     if not qualifier or not isinstance(tree, exp.Select) or _condition(tree, qualifier, name) is not None:
         return None
@@ -200,7 +200,7 @@ def _missing(
     """For `column` (qualified, as the engine's error writes it) of a shown table that lacks it, named in an inner
     join's equality: the parsed statement, its tables by upper-case alias, the table that lacks the column, the
     column's name and the join condition (`_condition`); None otherwise."""
-    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    qualifier, name = _qualified(column)
     tree = parse(sql, dialect)
     if not qualifier or not isinstance(tree, exp.Select):
         return None
@@ -210,6 +210,12 @@ def _missing(
         return None
     found = _condition(tree, qualifier, name)
     return None if found is None else (tree, tables, lacking, name, found)
+
+
+def _qualified(column: str) -> tuple[str, str]:
+    """(qualifier, name) of a column as an engine's error writes it (`T1.PRD_CD`, quoted or not); "" when bare."""
+    qualifier, _, name = column.replace('"', "").replace("`", "").rpartition(".")
+    return qualifier, name
 
 
 def _condition(tree: exp.Select, qualifier: str, name: str) -> tuple[exp.Join, exp.EQ, exp.Column, exp.Column] | None:
