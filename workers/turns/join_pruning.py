@@ -1,11 +1,14 @@
-"""Joins that multiply what a small model's statement adds up, taken out before it runs (the guided path).
+"""Joins a small model's statement does not need, taken out before it runs (the guided path).
 
-A small model shown two or three related tables often joins one it then does not use, and when the statement sums
-or averages, the join multiplies the rows it adds up: `SUM(o.TOT_AMT)` over orders joined to their lines counts
-each order once per line, and a product's quantity sold joined to its stock rows counts each sale once per
-warehouse (the fan trap of reporting tools). A table of a join is left out when
-- the statement has SUM or AVG, and no COUNT without DISTINCT (`COUNT(*)` over orders joined to their lines may
-  mean the lines);
+A small model shown two or three related tables often joins one it then does not use, and the join multiplies or
+filters the rows of the others: `SUM(o.TOT_AMT)` over orders joined to their lines counts each order once per line,
+a product's quantity sold joined to its stock rows counts each sale once per warehouse (the fan trap of reporting
+tools), a listing of teachers joined to their course assignments repeats a teacher once per course and leaves out
+those without one, and a count of VIP customers joined to the orders counts only those who ordered. A table of a
+join is left out when
+- the statement does not count its rows: no COUNT(*), and no COUNT without DISTINCT of one of its columns or of a
+  column without a table (`COUNT(*)` over orders joined to their lines may mean the lines); a COUNT of another
+  table's column is multiplied by the join like a sum;
 - it is a leaf of the join tree: exactly one join condition names it, an equality (or several, with AND) between its
   columns and those of one other table, in an inner or left join;
 - the join may match several of its rows (the condition does not cover its primary key: a join that matches one
@@ -13,7 +16,7 @@ warehouse (the fan trap of reporting tools). A table of a join is left out when
 - the statement reads no column of it elsewhere, or only columns that condition equates with the other table's
   (those are read from the other table instead);
 - the question says none of the words of its name that the other tables' names do not have ("the order amount of
-  orders with returns" asks for the join with the returns).
+  orders with returns" and "customers who placed orders" ask for the join).
 Only the statement's own SELECT is looked at, not a subquery or a part of EXCEPT or UNION. Anything the rule cannot
 read for certain (a star, an unqualified column the table has, a column of it in a nested query, a table of a
 subquery, a join without ON) leaves the statement as the model wrote it.
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from core.text.identifiers import expand_words
 from workers.turns.answer_checks import parse
 from workers.turns.selection import name_words, says
 
@@ -97,15 +101,13 @@ def _prune_one(select: exp.Select, said: set[str], shown: Mapping[str, Shown]) -
     tables = _tables(select)
     if tables is None or len(tables) < 2 or any(isinstance(e, exp.Star) for e in select.expressions):
         return False
-    if not _adds_up(select) or _counts_rows(select):
-        return False
     joins: list[exp.Join] = list(select.args.get("joins") or [])
     for index, table in enumerate(tables):
         known = shown.get(table.name.upper())
         if known is None:
             continue
         others = [t for t in tables if t is not table]
-        if not _unsaid(table, others, said):
+        if _counts_rows_of(select, table) or not _unsaid(table, others, said):
             continue
         plan = _leaf_plan(select, table, index, joins, known.columns)
         if plan is None:
@@ -125,20 +127,31 @@ def _prune_one(select: exp.Select, said: set[str], shown: Mapping[str, Shown]) -
     return False
 
 
-def _adds_up(select: exp.Select) -> bool:
-    return any(_own(node, select) for node in select.find_all(exp.Sum, exp.Avg))
-
-
-def _counts_rows(select: exp.Select) -> bool:
-    """`select` counts rows: COUNT(*) or COUNT of a column without DISTINCT."""
-    return any(_own(c, select) and not isinstance(c.this, exp.Distinct) for c in select.find_all(exp.Count))
+def _counts_rows_of(select: exp.Select, table: exp.Table) -> bool:
+    """`select` counts the rows of `table`, or may: COUNT(*), or COUNT of a column of `table` (or of a column
+    without a table) without DISTINCT."""
+    alias = _alias(table)
+    for count in select.find_all(exp.Count):
+        if not _own(count, select) or isinstance(count.this, exp.Distinct):
+            continue
+        counted = count.this
+        if isinstance(counted, exp.Star) or counted is None:
+            return True
+        if any(c.table.lower() in ("", alias) for c in counted.find_all(exp.Column)):
+            return True
+    return False
 
 
 def _unsaid(table: exp.Table, others: list[exp.Table], said: set[str]) -> bool:
-    """The question says none of the words of `table`'s name that the other tables' names lack."""
-    theirs = {w for t in others for w in name_words(t.name)}
-    own = {w for w in name_words(table.name) if not w.isdigit()} - theirs
+    """The question says none of the words of `table`'s name that the other tables' names lack, abbreviations
+    written out too (`ORD_MST` says "order")."""
+    theirs = {w for t in others for w in _words(t.name)}
+    own = {w for w in _words(table.name) if not w.isdigit()} - theirs
     return not any(says(said, w) for w in own)
+
+
+def _words(name: str) -> set[str]:
+    return name_words(name) | name_words(" ".join(expand_words(name)))
 
 
 def inside(node: exp.Expr, ancestor: exp.Expr) -> bool:

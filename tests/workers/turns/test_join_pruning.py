@@ -1,5 +1,6 @@
-"""Joins that multiply what a statement adds up are taken out (`workers.turns.join_pruning`); every other statement
-runs as written. The statements run on a real SQLite database, so each case shows what the rule does to the rows."""
+"""Joins that multiply or filter a statement's rows where the question does not ask for them are taken out
+(`workers.turns.join_pruning`); every other statement runs as written. The statements run on a real SQLite
+database, so each case shows what the rule does to the rows."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def db() -> Iterator[sqlite3.Connection]:
         CREATE TABLE ORD_MST (ORD_NO TEXT PRIMARY KEY, CUST_ID TEXT, ORD_DT TEXT, TOT_AMT INTEGER);
         CREATE TABLE ORD_DTL (ORD_NO TEXT, LINE_NO INTEGER, PRD_CD TEXT, QTY INTEGER, PRIMARY KEY (ORD_NO, LINE_NO));
         CREATE TABLE STK_INV (WH_CD TEXT, PRD_CD TEXT, QTY INTEGER, PRIMARY KEY (WH_CD, PRD_CD));
-        INSERT INTO CUST_MST VALUES ('C1', 'Kim'), ('C2', 'Lee');
+        INSERT INTO CUST_MST VALUES ('C1', 'Kim'), ('C2', 'Lee'), ('C3', 'Park');
         INSERT INTO ORD_MST VALUES ('O1', 'C1', '2023-03-01', 100), ('O2', 'C2', '2023-05-01', 50),
                                    ('O3', 'C1', '2024-01-02', 70);
         INSERT INTO ORD_DTL VALUES ('O1', 1, 'P1', 2), ('O1', 2, 'P2', 1), ('O1', 3, 'P1', 4), ('O2', 1, 'P2', 5),
@@ -70,6 +71,35 @@ def test_a_column_the_join_equates_is_read_from_the_table_that_stays(db: sqlite3
     assert rows(db, ran) == [("P1", 7)]
 
 
+def test_a_listing_is_not_repeated_once_per_row_of_a_table_it_does_not_read(db: sqlite3.Connection) -> None:
+    written = (
+        "SELECT T1.CUST_NM FROM CUST_MST AS T1 JOIN ORD_MST AS T2 ON T1.CUST_ID = T2.CUST_ID WHERE T1.CUST_ID = 'C1'"
+    )
+    ran = pruned(written, "What is the name of customer C1?")
+    assert "ORD_MST" not in ran
+    assert rows(db, written) == [("Kim",), ("Kim",)]  # once per order
+    assert rows(db, ran) == [("Kim",)]
+
+
+def test_a_count_of_customers_is_not_limited_to_those_who_ordered(db: sqlite3.Connection) -> None:
+    written = "SELECT COUNT(DISTINCT T1.CUST_ID) FROM CUST_MST AS T1 JOIN ORD_MST AS T2 ON T1.CUST_ID = T2.CUST_ID"
+    ran = pruned(written, "How many customers are there?")
+    assert rows(db, written) == [(2,)]
+    assert rows(db, ran) == [(3,)]
+    assert pruned(written, "How many customers have placed orders?") == written
+
+
+def test_a_count_of_another_tables_column_is_not_multiplied_by_the_join(db: sqlite3.Connection) -> None:
+    written = (
+        "SELECT T1.CUST_ID FROM ORD_MST AS T1 JOIN ORD_DTL AS T2 ON T1.ORD_NO = T2.ORD_NO "
+        "GROUP BY T1.CUST_ID HAVING COUNT(T1.ORD_NO) > 2"
+    )
+    ran = pruned(written, "Which customers placed more than two orders?")
+    assert "ORD_DTL" not in ran
+    assert rows(db, written) == [("C1",)]  # two orders, counted once per line: four
+    assert rows(db, ran) == []
+
+
 def test_a_join_the_question_asks_for_stays() -> None:
     written = "SELECT SUM(T1.TOT_AMT) FROM ORD_MST AS T1 JOIN SHIPMENTS AS T2 ON T1.ORD_NO = T2.ORD_NO"
     assert pruned(written, "What is the total amount of orders that have a shipment?") == written
@@ -83,10 +113,11 @@ TOTAL = "What is the total amount?"
 @pytest.mark.parametrize(
     ("sql", "question"),
     [
-        # a statement that counts rows (the lines may be what it counts) or adds nothing up
-        (f"SELECT COUNT(*) {ORDERS_AND_LINES} WHERE T1.ORD_DT LIKE '2024%'", "How many order lines in 2024?"),
-        ("SELECT DISTINCT T1.CUST_NM FROM CUST_MST T1 JOIN ORD_MST T2 ON T1.CUST_ID = T2.CUST_ID", "Which names?"),
-        (f"SELECT COUNT(*), SUM(T1.TOT_AMT) {ORDERS_AND_LINES}", "How many lines and what total?"),
+        # a statement that counts the joined table's rows (the lines may be what it counts)
+        (f"SELECT COUNT(*) {ORDERS_AND_LINES} WHERE T1.ORD_DT LIKE '2024%'", "How many in 2024?"),
+        (f"SELECT T1.CUST_ID, COUNT(T2.LINE_NO) {ORDERS_AND_LINES} GROUP BY T1.CUST_ID", "How many per customer?"),
+        (f"SELECT T1.CUST_ID, COUNT(LINE_NO) {ORDERS_AND_LINES} GROUP BY T1.CUST_ID", "How many per customer?"),
+        (f"SELECT COUNT(*), SUM(T1.TOT_AMT) {ORDERS_AND_LINES}", "How many and what total?"),
         # a join that matches one row at most, or whose table the statement reads elsewhere
         ("SELECT SUM(T1.TOT_AMT) FROM ORD_MST T1 JOIN CUST_MST T2 ON T1.CUST_ID = T2.CUST_ID", TOTAL),
         (f"SELECT SUM(T1.TOT_AMT) {ORDERS_AND_LINES} WHERE T2.QTY > 3", TOTAL),
@@ -105,7 +136,8 @@ TOTAL = "What is the total amount?"
     ],
     ids=[
         "count-star",
-        "distinct-names",
+        "count-of-its-column",
+        "count-of-a-bare-column",
         "count-and-sum",
         "to-one",
         "filtered-by-it",
