@@ -143,3 +143,22 @@ def test_several_queries_come_back_in_one_statement_each_as_ranked_alone(
         assert query is not None
         assert hits == keyword_hits_of(session, [query], [first, second], 10, bm25=True)[0]
     assert found[1][0].table_id == bm25_catalog["ids"]["ORDER_HIST"]
+
+
+def test_queries_sharing_words_are_each_scored_as_okapi_bm25(session: Session, bm25_catalog: dict[str, Any]) -> None:
+    # a question and its phrases, ranked in one pass over the chunks: each text keeps its own scores
+    first = bm25_catalog["sources"][0]
+    texts = {
+        "ledger of every order": ["ledger", "order"],
+        "order": ["order"],
+        "customer amount": ["customer", "amount"],
+    }
+    found = keyword_hits_of(session, [words_query(t) for t in texts], [first], 10, bm25=True)
+    names = {v: k for k, v in bm25_catalog["ids"].items()}
+    visible = {k: v for k, v in FIRST.items() if k != "HIDDEN"}
+    for words, hits in zip(texts.values(), found, strict=True):
+        assert {names[h.table_id]: pytest.approx(h.score, rel=1e-9) for h in hits} == okapi(visible, words)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert [len(hits) for hits in keyword_hits_of(session, [words_query(t) for t in texts], [first], 2, True)] == [
+        2
+    ] * 3

@@ -71,6 +71,32 @@ _GIVEN = f"""WITH {_SHARED}, given AS (
 {_SCORE}"""
 
 
+# Several queries ranked in one pass (`multi_ranked_statement`): a chunk's score for a query is the sum of its terms'
+# scores over the query's lexemes. Every query is an OR of words, so a lexeme's document frequency among the chunks
+# matching the union of the queries is its frequency among those matching any one query holding it: each query's
+# scores are the ones its own statement would give, for one scan of the matching chunks instead of one per query.
+_MULTI = f"""WITH texts AS (
+  SELECT k.position - 1 AS part, tsvector_to_array(to_tsvector('simple', k.words)) AS lexemes
+  FROM unnest(CAST(:plains AS text[])) WITH ORDINALITY AS k(words, position)
+), {_SHARED}, terms AS (
+  SELECT m.id AS key, m.table_id, length(m.tsv) AS dl, w.lexeme, coalesce(array_length(w.positions, 1), 1) AS tf
+  FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS w, q WHERE w.lexeme = ANY(q.lexemes)
+), scored AS (
+  SELECT d.key, d.table_id, d.lexeme, ln(1 + greatest(corpus.n - df.n + 0.5, 0.5) / (df.n + 0.5))
+         * d.tf * ({K1} + 1) / (d.tf + {K1} * (1 - {B} + {B} * d.dl / corpus.avgdl)) AS score
+  FROM terms d JOIN df USING (lexeme) CROSS JOIN corpus
+), chunks AS (
+  SELECT t.part, s.key, s.table_id, sum(s.score) AS score FROM scored s JOIN texts t ON s.lexeme = ANY(t.lexemes)
+  GROUP BY t.part, s.key, s.table_id
+), best AS (
+  SELECT part, table_id, max(score) AS score FROM chunks GROUP BY part, table_id
+), ranked AS (
+  SELECT part, table_id, score, row_number() OVER (PARTITION BY part ORDER BY score DESC, table_id) AS place
+  FROM best
+)
+SELECT part, table_id, score AS rank FROM ranked WHERE place <= :limit"""
+
+
 def plain_words(query: str) -> str:
     """The words of a to_tsquery expression of quoted alternatives (`search.query_text.tsquery`)."""
     return " ".join(part.strip().strip("'") for part in query.split("|"))
@@ -100,6 +126,27 @@ def ranked_statement(query: Any, source_ids: Any, limit: Any) -> Any:
         )
         .columns(table_id=Integer, score=Float)
     )
+
+
+def union_query(queries: Sequence[str]) -> str:
+    """One to_tsquery expression matching what any of `queries` (quoted alternatives) matches."""
+    terms = dict.fromkeys(part.strip() for query in queries for part in query.split("|"))
+    return " | ".join(term for term in terms if term)
+
+
+def multi_ranked_statement(source_ids: Any, limit: Any) -> Any:
+    """(part, table_id, rank) for several to_tsquery expressions of quoted alternatives at once, each ranked as
+    `ranked_statement` ranks it, `limit` tables each; `part` is the query's place. A statement built once: the
+    queries come as the parameters `multi_query` (`union_query` of them), `multi_plain` (its `plain_words`) and
+    `multi_plains` (each query's `plain_words`, in order), `source_ids` and `limit` are bind parameters."""
+    names = {":query": "multi_query", ":plains": "multi_plains", ":plain": "multi_plain"}
+    names |= {":sources": source_ids.key, ":limit": limit.key}
+    sql = _MULTI
+    for name, key in names.items():
+        sql = sql.replace(name, f":{key}")
+    words = (bindparam("multi_query", type_=Text), bindparam("multi_plain", type_=Text))
+    plains = bindparam("multi_plains", type_=ARRAY(Text))
+    return text(sql).bindparams(*words, plains, source_ids, limit).columns(part=Integer, table_id=Integer, rank=Float)
 
 
 def given_scores(

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from core.access.users import UserRef
 from core.store.models import Note, SearchChunk
-from core.store.repositories.bm25 import plain_words
+from core.store.repositories.bm25 import multi_ranked_statement, plain_words, union_query
 from core.store.repositories.search_queries import (
     Hit,
     NoteHit,
@@ -144,9 +144,15 @@ def _shape(query: RankingQuery) -> _Shape:
 def _values(query: RankingQuery, shape: _Shape) -> dict[str, Any]:
     """The bind parameters of `_statement(shape)` for `query`."""
     found: dict[str, Any] = {"sources": list(query.source_ids)}
-    for index, text in enumerate(query.word_queries[: shape.words]):
-        found[f"query_{index}"] = text
-        found[f"plain_{index}"] = plain_words(text)
+    if shape.words > 1 and shape.bm25:
+        queries = list(query.word_queries[: shape.words])
+        union = union_query(queries)
+        found |= {"multi_query": union, "multi_plain": plain_words(union)}
+        found["multi_plains"] = [plain_words(q) for q in queries]
+    else:
+        for index, text in enumerate(query.word_queries[: shape.words]):
+            found[f"query_{index}"] = text
+            found[f"plain_{index}"] = plain_words(text)
     found |= {f"among_{index}": vector for index, vector in enumerate(query.among_vectors[: shape.among])}
     found["among_tables"] = list(query.among_tables)
     if shape.notes is not None and query.notes is not None:
@@ -175,7 +181,9 @@ def _statement(shape: _Shape) -> Any:
     sources, limit = _ints("sources"), written_count("limit", shape.limit)
     branches = []
     found_by_words = None
-    if shape.words:
+    if shape.words > 1 and shape.bm25:
+        found_by_words = multi_ranked_statement(sources, limit).cte("found_by_words")
+    elif shape.words:
         words = [
             select(literal(index).label("part"), ranked.c.table_id, ranked.c.rank)
             for index in range(shape.words)
@@ -184,6 +192,7 @@ def _statement(shape: _Shape) -> Any:
             ]
         ]
         found_by_words = (words[0] if len(words) == 1 else union_all(*words)).cte("found_by_words")
+    if found_by_words is not None:
         branches.append(
             select(
                 *_row(
@@ -203,14 +212,28 @@ def _statement(shape: _Shape) -> Any:
         tables = given if found_by_words is None else union(given, select(found_by_words.c.table_id))
         among = tables.cte("among_tables")
         column = chunk_vectors(shape.multilingual)
+        # each chunk of those tables read once, with its distance to every vector: narrow rows to group per vector
+        distances = (
+            select(
+                SearchChunk.table_id,
+                SearchChunk.source_id,
+                *(
+                    (column.cosine_distance(bindparam(f"among_{index}", type_=column.type)) + literal(0.0)).label(
+                        f"distance_{index}"
+                    )
+                    for index in range(shape.among)
+                ),
+            )
+            .where(SearchChunk.table_id.in_(select(among.c.table_id)))
+            .where(column.is_not(None))
+            .cte("among_distances")
+        )
         for index in range(shape.among):
-            vector = bindparam(f"among_{index}", type_=column.type)
-            distance = func.min(column.cosine_distance(vector) + literal(0.0))
+            distance = func.min(distances.c[f"distance_{index}"])
             branches.append(
-                select(*_row(_AMONG, index, SearchChunk.table_id, distance, SearchChunk.source_id, 0, null(), null()))
-                .where(SearchChunk.table_id.in_(select(among.c.table_id)))
-                .where(column.is_not(None))
-                .group_by(SearchChunk.table_id, SearchChunk.source_id)
+                select(
+                    *_row(_AMONG, index, distances.c.table_id, distance, distances.c.source_id, 0, null(), null())
+                ).group_by(distances.c.table_id, distances.c.source_id)
             )
     if shape.notes is not None:
         by_words, for_viewer, how_many = shape.notes
