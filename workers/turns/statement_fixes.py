@@ -20,13 +20,20 @@ from workers.turns.selection import Selection
 def fixed_statement(sql: str, asked: str, selection: Selection, trace: dict[str, Any]) -> str:
     """`sql` with every sure rewrite made; `asked`: the question with the conversation's earlier question, if any.
     Each rewrite that changed the statement records the statement before it in `trace` ("pruned", "requalified",
-    "codes")."""
+    "codes"; a join left out after the columns moved records the statement as they left it)."""
     dialect = dialect_for(selection.engine)
     shown = shown_tables(selection)
     cards = {t.name.upper(): t.card for t in selection.tables}
+
+    def pruned(statement: str) -> str:
+        return without_unneeded_joins(statement, dialect, asked, shown)
+
+    # pruning again after the columns moved: a column of the kept table written with the joined table's alias
+    # ("T2.Template_Type_Description") keeps the join from being read as unneeded until it is moved
     steps: list[tuple[str, Callable[[str], str]]] = [
-        ("pruned", lambda s: without_unneeded_joins(s, dialect, asked, shown)),
+        ("pruned", pruned),
         ("requalified", lambda s: requalified(s, dialect, shown)),
+        ("pruned", pruned),
         ("codes", lambda s: codes_looked_up(s, dialect, asked, cards)),
     ]
     for name, step in steps:
