@@ -293,10 +293,21 @@ def value_doubts(
     verdict = Verdict()
     asked = " ".join(question.casefold().split())
     empty = not record.rows or all(v in (None, 0) for row in record.rows[:1] for v in row)
+    written = {lit.casefold() for f in found for lit in f.literals}
+    # an identifier the question names that no filter uses: the statement's own identifier stands for it, written
+    # wrong ("PE0001" for "P0001"), and leaving that filter out would answer for every row instead
+    meant = [t for t in _TOKEN.findall(question) if _ID_LIKE.match(t) and t.casefold() not in written]
     for f in found:
         for literal in [
             lit for lit in f.literals if f.op != "like" and _ID_LIKE.match(lit) and lit.casefold() not in asked
         ]:
+            if meant:
+                say = (
+                    f"I filtered on {f.column} = '{literal}', which the question does not name; it names '{meant[0]}'."
+                )
+                hint = f"The question names '{meant[0]}', not '{literal}': filter {f.column} on '{meant[0]}'."
+                verdict.doubts.append(Doubt("value", say, hint))
+                continue
             verdict.doubts.append(
                 Doubt(
                     "value",

@@ -359,6 +359,11 @@ def test_an_identifier_the_question_does_not_name_is_a_doubt() -> None:
     assert kinds(found) == ["value"]  # the column holds it: only the filter nobody asked for is in doubt
     assert found.doubts[0].say == "I filtered on ORDER_ID = 'C000551', which the question does not name."
     assert kinds(verdict("How many orders did customer c000551 place?", sql, [[10]])) == []
+    # an identifier the question names, written otherwise in the statement: doubted, never left out
+    [mangled] = verdict("How many orders did customer C0551 place?", sql, [[1]]).doubts
+    assert mangled.say == "I filtered on ORDER_ID = 'C000551', which the question does not name; it names 'C0551'."
+    assert mangled.drop is None
+    assert "'C0551'" in mangled.hint
     # a year, a month or a period code is no identifier
     monthly = "SELECT SUM(AMT) FROM MONTHLY WHERE SALES_YM = '202401'"
     assert kinds(verdict("Sales in January 2024", monthly, [[5]])) == []
