@@ -48,16 +48,24 @@ q AS (
   FROM sources s WHERE s.id = ANY(:sources)
 )"""
 
+# One term's Okapi score in one chunk (`d` a row of `terms`).
+_TERM = (
+    "ln(1 + greatest(corpus.n - df.n + 0.5, 0.5) / (df.n + 0.5))"
+    f" * d.tf * ({K1} + 1) / (d.tf + {K1} * (1 - {B} + {B} * d.dl / corpus.avgdl))"
+)
+
 _SCORE = f"""
-SELECT d.key, d.table_id, sum(ln(1 + greatest(corpus.n - df.n + 0.5, 0.5) / (df.n + 0.5))
-                  * d.tf * ({K1} + 1) / (d.tf + {K1} * (1 - {B} + {B} * d.dl / corpus.avgdl))) AS score
+SELECT d.key, d.table_id, sum({_TERM}) AS score
 FROM terms d JOIN df USING (lexeme) CROSS JOIN corpus
 GROUP BY d.key, d.table_id"""
 
-_STORED = f"""WITH {_SHARED}, terms AS (
+# Each matching chunk's query terms with their frequency there, and the chunk's length.
+_TERMS = """terms AS (
   SELECT m.id AS key, m.table_id, length(m.tsv) AS dl, w.lexeme, coalesce(array_length(w.positions, 1), 1) AS tf
   FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS w, q WHERE w.lexeme = ANY(q.lexemes)
-), chunks AS ({_SCORE})
+)"""
+
+_STORED = f"""WITH {_SHARED}, {_TERMS}, chunks AS ({_SCORE})
 SELECT table_id, max(score) AS score FROM chunks GROUP BY table_id
 ORDER BY score DESC, table_id LIMIT :limit"""
 
@@ -78,12 +86,8 @@ _GIVEN = f"""WITH {_SHARED}, given AS (
 _MULTI = f"""WITH texts AS (
   SELECT k.position - 1 AS part, tsvector_to_array(to_tsvector('simple', k.words)) AS lexemes
   FROM unnest(CAST(:plains AS text[])) WITH ORDINALITY AS k(words, position)
-), {_SHARED}, terms AS (
-  SELECT m.id AS key, m.table_id, length(m.tsv) AS dl, w.lexeme, coalesce(array_length(w.positions, 1), 1) AS tf
-  FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS w, q WHERE w.lexeme = ANY(q.lexemes)
-), scored AS (
-  SELECT d.key, d.table_id, d.lexeme, ln(1 + greatest(corpus.n - df.n + 0.5, 0.5) / (df.n + 0.5))
-         * d.tf * ({K1} + 1) / (d.tf + {K1} * (1 - {B} + {B} * d.dl / corpus.avgdl)) AS score
+), {_SHARED}, {_TERMS}, scored AS (
+  SELECT d.key, d.table_id, d.lexeme, {_TERM} AS score
   FROM terms d JOIN df USING (lexeme) CROSS JOIN corpus
 ), chunks AS (
   SELECT t.part, s.key, s.table_id, sum(s.score) AS score FROM scored s JOIN texts t ON s.lexeme = ANY(t.lexemes)
