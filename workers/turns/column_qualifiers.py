@@ -12,7 +12,9 @@ has a column `num` and exactly one of its aliases starts with it, orders by that
 
 When a statement fails on a column that no table it reads has but another shown table does (`PAY_MTHD_CD` read
 from the invoice header when the payments table holds it), the repair call is told where the column is
-(`elsewhere`).
+(`elsewhere`). When the column it lacks is a date of the other table's rows (`REG_DT`, the customers'
+registration, named on the orders), the line gives the read table's own dates instead: a period of orders is the
+orders' date, and joining the customers for theirs counts the customers registered in it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sqlglot import exp
 from workers.tools.sql_help import unknown_column
 from workers.turns.answer_checks import parse, tables_read
 from workers.turns.code_meanings import meant_codes
+from workers.turns.date_use import holds_dates
 from workers.turns.join_paths import links
 from workers.turns.join_pruning import Shown
 
@@ -123,6 +126,9 @@ def elsewhere(
     coded = _coded_from(holders, read, cards or {})
     if coded:
         return f"{bare} is a column of the code table {holders[0]}: " + "; ".join(coded) + "."
+    own = _own_dates(sql, dialect, qualifier.strip('"`'), bare, holders, read, cards or {}, written)
+    if own:
+        return own
     reached = {c: w for t in holders for c, w in columns[t.upper()].items()}
     shared = sorted(w for t in read for c, w in columns[t].items() if c in reached)
     on = f" (shared columns: {', '.join(dict.fromkeys(shared))})" if shared else ""
@@ -168,6 +174,47 @@ def _through(
                 f"then {bridge} to {reached[0]} on {bare}."
             )
     return ""
+
+
+def _own_dates(
+    sql: str,
+    dialect: str | None,
+    qualifier: str,
+    bare: str,
+    holders: Sequence[str],
+    read: set[str],
+    cards: Mapping[str, dict[str, Any]],
+    written: Mapping[str, str],
+) -> str:
+    """When the missing column is a date of the holders' rows and the table the statement names it on (its
+    qualifier, or the one table it reads) has dates of its own: those, for a period of that table's rows. Joining
+    the holder for its date would filter the rows by another thing's date (the customers' registration, not the
+    orders')."""
+    if not all(_dates(cards.get(h.upper()) or {}, {bare.upper()}) for h in holders):
+        return ""
+    tree = parse(sql, dialect)
+    aliases = {t.alias_or_name.upper(): t.name.upper() for t in tree.find_all(exp.Table)} if tree is not None else {}
+    lacking = aliases.get(qualifier.upper()) if qualifier else (next(iter(read)) if len(read) == 1 else None)
+    if lacking is None or lacking not in read:
+        return ""
+    dates = _dates(cards.get(lacking) or {}, None)
+    if not dates:
+        return ""
+    name = written.get(lacking, lacking)
+    which = f"its date column is {dates[0]}" if len(dates) == 1 else f"its own dates are {', '.join(dates)}"
+    return (
+        f"{name} has no column {bare} ({bare} is the date of {' and '.join(holders)} rows); {which}: for a period "
+        f"of {name} rows, filter on {'it' if len(dates) == 1 else 'the one the question means'}."
+    )
+
+
+def _dates(card: dict[str, Any], only: set[str] | None) -> list[str]:
+    """The card's columns that hold dates (of those in `only`, upper-case, when given), as written."""
+    return [
+        str(c["name"])
+        for c in card.get("columns") or []
+        if isinstance(c, dict) and c.get("name") and (only is None or str(c["name"]).upper() in only) and holds_dates(c)
+    ]
 
 
 def _coded_from(holders: Sequence[str], read: set[str], cards: Mapping[str, dict[str, Any]]) -> list[str]:

@@ -113,6 +113,14 @@ def undated_problems(tree: exp.Expr, resolve: Resolve, sample: Sample) -> list[t
     ]
 
 
+def holds_dates(entry: dict[str, Any]) -> bool:
+    """Does the card's column `entry` hold dates: a date or time type, or values all written as dates are?"""
+    if _DATE_TYPE.search(str(entry.get("type") or "")):
+        return True
+    values = [str(v) for v in entry.get("values") or [] if v is not None and str(v).strip()]
+    return bool(values) and all(_DATE_VALUE.match(v) for v in values)
+
+
 def undated_columns(tree: exp.Expr, resolve: Resolve, sample: Sample) -> list[tuple[str, str, list[str]]]:
     """(table, column, some of its values) for each column a date function takes that holds no dates."""
     found: list[tuple[str, str, list[str]]] = []

@@ -162,3 +162,49 @@ def test_the_table_in_between_may_link_by_a_foreign_key_of_other_names() -> None
         "cars_data has no column Model. car_names has it and links to cars_data: join cars_data to car_names on "
         "cars_data.Id = car_names.MakeId, then car_names to model_list on Model."
     )
+
+
+ORDERS_AND_CUSTOMERS = [("ORD_MST", ["ORD_NO", "CUST_ID", "ORD_DT", "TOT_AMT"]), ("CUST_MST", ["CUST_ID", "REG_DT"])]
+DATED_CARDS: dict[str, dict[str, Any]] = {
+    "ORD_MST": {"columns": [{"name": "ORD_NO"}, {"name": "CUST_ID"}, {"name": "ORD_DT", "type": "DATE"}]},
+    "CUST_MST": {"columns": [{"name": "CUST_ID"}, {"name": "REG_DT", "values": ["2021-03-04", "2023-11-30"]}]},
+}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT COUNT(DISTINCT CUST_ID) FROM ORD_MST WHERE REG_DT LIKE '2024%'",
+        "SELECT COUNT(DISTINCT o.CUST_ID) FROM ORD_MST AS o WHERE strftime('%Y', o.REG_DT) = '2024'",
+    ],
+)
+def test_a_date_the_read_table_lacks_is_answered_with_its_own_date_not_a_join(sql: str) -> None:
+    line = elsewhere(sql, "sqlite", "error: no such column: REG_DT", ORDERS_AND_CUSTOMERS, DATED_CARDS)
+    assert line == (
+        "ORD_MST has no column REG_DT (REG_DT is the date of CUST_MST rows); its date column is ORD_DT: for a period "
+        "of ORD_MST rows, filter on it."
+    )
+
+
+def test_a_missing_column_that_is_no_date_still_gets_the_join() -> None:
+    cards = {**DATED_CARDS, "CUST_MST": {"columns": [{"name": "CUST_ID"}, {"name": "REG_DT", "type": "VARCHAR"}]}}
+    sql = "SELECT COUNT(*) FROM ORD_MST WHERE REG_DT = 'web'"
+    line = elsewhere(sql, "sqlite", "no such column: REG_DT", ORDERS_AND_CUSTOMERS, cards)
+    assert line.startswith("REG_DT is a column of CUST_MST, which the query does not read: join CUST_MST")
+
+
+def test_a_read_table_without_dates_of_its_own_gets_the_join() -> None:
+    cards = {**DATED_CARDS, "ORD_MST": {"columns": [{"name": "ORD_NO"}, {"name": "ORD_DT", "type": "INTEGER"}]}}
+    sql = "SELECT COUNT(*) FROM ORD_MST WHERE REG_DT LIKE '2024%'"
+    line = elsewhere(sql, "sqlite", "no such column: REG_DT", ORDERS_AND_CUSTOMERS, cards)
+    assert line.startswith("REG_DT is a column of CUST_MST, which the query does not read: join CUST_MST")
+
+
+def test_several_dates_of_the_read_table_are_all_named() -> None:
+    orders = DATED_CARDS["ORD_MST"]["columns"] + [{"name": "REG_DTM", "type": "DATETIME"}]
+    cards = {**DATED_CARDS, "ORD_MST": {"columns": orders}}
+    sql = "SELECT COUNT(*) FROM ORD_MST WHERE REG_DT >= '2024-01-01'"
+    line = elsewhere(sql, "sqlite", "no such column: REG_DT", ORDERS_AND_CUSTOMERS, cards)
+    assert line.endswith(
+        "its own dates are ORD_DT, REG_DTM: for a period of ORD_MST rows, filter on the one the question means."
+    )
