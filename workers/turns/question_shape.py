@@ -1,7 +1,8 @@
 """What a question asks of the shape of its answer: a breakdown ("by month", "per region", "for each customer",
-"월별"), an average ("평균"), or the top N ("top 5", "the three oldest", "which five customers … the most",
-"상위 10"), and whether a statement's result has that shape (`workers.turns.answer_checks`). Patterns of English and
-Korean phrasing only: nothing of any database."""
+"월별"), an average ("평균"), the top N ("top 5", "the three oldest", "which five customers … the most", "상위 10"),
+or every row that matches ("what are …", "every student": a LIMIT 1 there keeps one of them), and whether a
+statement's result has that shape (`workers.turns.answer_checks`). Patterns of English and Korean phrasing only:
+nothing of any database."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ _N_SUPERLATIVE = re.compile(rf"\b(which|what|list|show|name|give|find)\s+(are\s+
 _SUPERLATIVE = re.compile(r"\b(most|least|top|best|worst|[a-z]{3,}est)\b", re.I)
 _THE_N_EST = re.compile(rf"\bthe\s+{_COUNT}\s+([a-z]{{3,}}est|most|least|top|best|worst)\b", re.IGNORECASE)
 _KOREAN_TOP = re.compile(r"상위\s*(\d{1,3})")
+#: Words that ask for one row among many: a superlative, an extreme, an order's end, "one".
+_ONE_OF_MANY = re.compile(
+    r"\b(most|least|top|best|worst|first|last|latest|earliest|max|maximum|min|minimum|[a-z]{3,}est|one|single)\b|"
+    r"가장|최대|최소|최고|최저|최근|처음|마지막|하나|1위",
+    re.IGNORECASE,
+)
+#: A question that asks for several rows: "what are …", "every …", "all …", "list …", "모든".
+_SEVERAL = re.compile(r"^\s*(what|which|who)\s+(are|were)\b|\b(every|all|each)\b|^\s*(list|show)\b|모든|모두", re.I)
 
 
 def asked_top(question: str) -> int | None:
@@ -142,6 +151,16 @@ def shape_problems(question: str, tree: exp.Expr, record: SqlRecord) -> list[tup
     top = asked_top(question)
     limit = tree.args.get("limit")
     limited = _int(limit.expression) if isinstance(limit, exp.Limit) else None
+    one_row = asked_one_figure(question) or asked_average(question)  # one figure: one row, however it is written
+    several = _SEVERAL.search(question) is not None and _ONE_OF_MANY.search(question) is None
+    if limited == 1 and top is None and not one_row and several:
+        doubts.append(
+            (
+                "The query keeps only its first row, but the question asks for all that match (not the most, least "
+                "or first one), so some may be left out.",
+                "The question asks for every row that matches, not the first one: remove LIMIT 1.",
+            )
+        )
     if top is not None and top > 1 and (len(record.rows) > top or (limited is not None and limited < top)):
         doubts.append(
             (

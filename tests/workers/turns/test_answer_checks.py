@@ -404,3 +404,28 @@ def test_korean_words_are_romanized_without_their_particles() -> None:
     assert held_match("서울", ["Busan", "Seoul"]) == "Seoul"
     assert held_match("Seol", ["Seoul", "Busan"]) == "Seoul"  # a close spelling
     assert held_match("Atlantis", ["Seoul", "Busan"]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "doubted"),
+    [
+        ("What are the ids of the countries which have more than 3 car makers?", True),
+        ("What major is every student who does not own a cat, and how old are they?", True),
+        ("List the students who have a dog.", True),
+        ("What language is spoken in Aruba?", False),  # one asked for: a LIMIT 1 may be how the model keeps it
+        ("Which country has the most car makers?", False),
+        ("What is the name of the oldest singer?", False),
+        ("Which customer placed the first order?", False),
+        ("What is the maximum capacity of the stadiums?", False),
+        ("가장 많이 팔린 제품은?", False),
+    ],
+)
+def test_a_limit_of_one_row_needs_a_question_that_asks_for_one_among_many(question: str, doubted: bool) -> None:
+    sql = "SELECT NAME FROM COUNTRY GROUP BY NAME ORDER BY COUNT(*) DESC LIMIT 1"
+    found = verdict(question, sql, [["Korea"]])
+    assert kinds(found) == (["shape"] if doubted else [])
+    if doubted:
+        assert (
+            found.doubts[0].hint == "The question asks for every row that matches, not the first one: remove LIMIT 1."
+        )
+    assert kinds(verdict(question, sql.replace("LIMIT 1", "LIMIT 20"), [["Korea"]])) == []
