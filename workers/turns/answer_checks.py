@@ -62,6 +62,9 @@ class Doubt:
     #: The filter and literal the doubt is about, when leaving that literal out is the whole answer to it (a code
     #: or an identifier the question does not name, and no value it names instead): `Verdict.unfiltered`.
     drop: tuple[Filter, str] | None = None
+    #: (the identifier the question names, the one the statement filtered on instead): the answer's sentence says
+    #: the statement's, so it does not give one identifier's rows as the other's.
+    read_as: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,7 @@ def value_doubts(
                     f"I filtered on {f.column} = '{literal}', which the question does not name; it names '{meant[0]}'."
                 )
                 hint = f"The question names '{meant[0]}', not '{literal}': filter {f.column} on '{meant[0]}'."
-                verdict.doubts.append(Doubt("value", say, hint))
+                verdict.doubts.append(Doubt("value", say, hint, read_as=(meant[0], literal)))
                 continue
             verdict.doubts.append(
                 Doubt(

@@ -28,6 +28,7 @@ call), tool call and statement is stored as in the loop, so `ask --json` and the
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -220,7 +221,10 @@ def _checked_answer(guided: GuidedTurn, question: str, selection: Selection, res
         runs.append(result.record)  # the answer's figure is the last result every surface shows
     tables, dialect = {t.name.upper(): t.card for t in selection.tables}, dialect_for(selection.engine)
     meanings = result_meanings(result.record.sql, dialect, tables)
-    text = rows_answer(question, result.record, guided.context.tables_used, meanings)
+    said = question  # the sentence names the identifier the rows are of ("PE0001"), the doubt the question's
+    for named, used in (d.read_as for d in result.doubts if d.read_as is not None):
+        said = re.sub(rf"(?<!\w){re.escape(named)}(?!\w)", used.replace("\\", r"\\"), said)
+    text = rows_answer(said, result.record, guided.context.tables_used, meanings)
     doubt = doubt_line(result.doubts)
     if doubt:
         guided.trace["doubt"] = doubt

@@ -111,7 +111,7 @@ def one_row(question: str, table: ResultTable, cells: Sequence[str]) -> str:
         measured = "; ".join(
             f"{h}: {v}" for h, v, k in zip(headers[1:], cells[1:], kinds[1:], strict=False) if k in MEASURES
         )
-        said = f"{cells[0]}{f' ({names})' if names else ''} {which.group('verb')} {which.group('rest')}"
+        said = f"{cells[0]}{f' ({names})' if names else ''} {_said_of_one(which.group('verb'))} {which.group('rest')}"
         return _end(f"{said} ({measured})" if measured else said)
     first, _, _ = re.split(r",?\s+and\s+", text, maxsplit=1)[0].partition("?")
     if _ASKS_HOW_MANY.match(first) and kinds[0] in MEASURES:
@@ -144,7 +144,7 @@ def one_value(question: str, value: str, kind: ValueKind) -> str:
         return _end(f"{value} {_agreeing(rest) if value == '1' else rest}")
     which = _WHICH_DID.match(text)
     if which is not None and kind not in MEASURES:
-        return _end(f"{value} {which.group('verb')} {which.group('rest')}")
+        return _end(f"{value} {_said_of_one(which.group('verb'))} {which.group('rest')}")
     what = _WHAT_IS.match(text)
     if what is not None:
         subject = _OUR.sub("the ", what.group("subject"), count=1)
@@ -216,6 +216,15 @@ def breakdown(question: str, table: ResultTable, cells: Sequence[Sequence[str]])
 _SINGULAR_VERBS = {"were": "was", "are": "is", "have": "has", "do": "does"}
 #: Plural endings and what they become in the singular, tried in order; words ending in ss, us or is are not plural.
 _PLURAL_ENDINGS = (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"), ("xes", "x"), ("s", ""))
+
+
+def _said_of_one(verb: str) -> str:
+    """A question's verb said of the one thing that answers it: "Which warehouses hold …?" → "W01 holds …";
+    a past or already singular verb as it is."""
+    lower = verb.lower()
+    if lower in _SINGULAR_VERBS:
+        return _SINGULAR_VERBS[lower]
+    return f"{verb}s" if lower in ("hold", "own") else verb
 
 
 def _singular(word: str) -> str | None:

@@ -363,6 +363,7 @@ def test_an_identifier_the_question_does_not_name_is_a_doubt() -> None:
     [mangled] = verdict("How many orders did customer C0551 place?", sql, [[1]]).doubts
     assert mangled.say == "I filtered on ORDER_ID = 'C000551', which the question does not name; it names 'C0551'."
     assert mangled.drop is None
+    assert mangled.read_as == ("C0551", "C000551")  # the sentence says the rows are C000551's
     assert "'C0551'" in mangled.hint
     # a year, a month or a period code is no identifier
     monthly = "SELECT SUM(AMT) FROM MONTHLY WHERE SALES_YM = '202401'"

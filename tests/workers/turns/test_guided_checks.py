@@ -390,3 +390,19 @@ def test_the_sql_call_is_constrained_by_a_grammar_of_the_shown_tables_and_column
     assert not written.fullmatch('SELECT ORD_DATE FROM ORD_MST"}}')  # a column it was not shown
     assert "ORD_MST_BAK" not in grammar
     assert "ORD_MST_202312" not in grammar
+
+
+def test_rows_of_an_identifier_written_otherwise_are_said_as_that_identifiers(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    other = "SELECT COUNT(*) FROM ORD_MST WHERE CUST_ID = 'C000551'"
+    fake_openai.script(sql_model(other))
+    turn_id = turn_world.submit("How many orders did customer C0551 place?", thread="checks identifier")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "partial", stored
+    lines = stored["answer"].split("\n")
+    assert lines[0] == f"Customer C000551 placed {turn_world.erp_scalar(other):,} orders."  # not C0551's
+    assert lines[-1] == "I filtered on CUST_ID = 'C000551', which the question does not name; it names 'C0551'."
+    assert "'C0551'" in repairs(fake_openai)[0]  # the repair was asked to filter on the question's

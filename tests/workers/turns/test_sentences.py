@@ -50,6 +50,8 @@ def one(question: str, value: Any, kind: K, column: str = "value") -> str:
         ("How many shipments did CJ Logistics carry?", 7800, K.COUNT, "CJ Logistics carried 7,800 shipments."),
         ("How many returns did customers file last year?", 87, K.COUNT, "Customers filed 87 returns last year."),
         ("How many products does the catalog have?", 300, K.COUNT, "The catalog has 300 products."),
+        ("Which warehouses hold stock of P0001?", "W01", K.TEXT, "W01 holds stock of P0001."),
+        ("Which customers have an open invoice?", "Bukhan Foods", K.TEXT, "Bukhan Foods has an open invoice."),
     ],
 )
 def test_one_value_is_said_in_the_questions_words(question: str, value: Any, kind: K, sentence: str) -> None:
