@@ -201,10 +201,10 @@ def _own_dates(
     if not dates:
         return ""
     name = written.get(lacking, lacking)
-    which = f"its date column is {dates[0]}" if len(dates) == 1 else f"its own dates are {', '.join(dates)}"
+    which = dates[0] if len(dates) == 1 else f"{', '.join(dates[:-1])} or {dates[-1]} (the one the question means)"
     return (
-        f"{name} has no column {bare} ({bare} is the date of {' and '.join(holders)} rows); {which}: for a period "
-        f"of {name} rows, filter on {'it' if len(dates) == 1 else 'the one the question means'}."
+        f"{name} has no column {bare}: write {which} instead of {bare}. Do not join {' or '.join(holders)} for "
+        f"{bare}: that is the date of {' and '.join(holders)} rows, not of {name} rows."
     )
 
 
