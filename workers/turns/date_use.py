@@ -121,6 +121,12 @@ def holds_dates(entry: dict[str, Any]) -> bool:
     return bool(values) and all(_DATE_VALUE.match(v) for v in values)
 
 
+def holds_periods(entry: dict[str, Any]) -> bool:
+    """Does the card's column `entry` hold periods written as digits of one length (`2024`, `202401`)?"""
+    values = [str(v).strip() for v in entry.get("values") or [] if v is not None and str(v).strip()]
+    return bool(values) and len({len(v) for v in values}) == 1 and all(_DIGIT_PERIOD.match(v) for v in values)
+
+
 def undated_columns(tree: exp.Expr, resolve: Resolve, sample: Sample) -> list[tuple[str, str, list[str]]]:
     """(table, column, some of its values) for each column a date function takes that holds no dates."""
     found: list[tuple[str, str, list[str]]] = []
@@ -140,6 +146,11 @@ def undated_columns(tree: exp.Expr, resolve: Resolve, sample: Sample) -> list[tu
             if values and not any(_DATE_VALUE.match(v) for v in values):
                 found.append((table, name, values[:3]))
     return found
+
+
+def date_arguments(tree: exp.Expr) -> list[exp.Column]:
+    """Every column a date function of `tree` takes (`_arguments`)."""
+    return [column for node in tree.find_all(exp.Func) if _is_date_call(node) for column in _arguments(node)]
 
 
 def _is_date_call(node: exp.Expr) -> bool:

@@ -170,6 +170,8 @@ def _answer(guided: GuidedTurn, question: str) -> GuidedAnswer:
     if record is not None and record.error is not None and not record.error.startswith("no permission"):
         guided.trace["repaired"] = "error"
         record = _write_and_run(guided, question, selection, repair_messages(guided, selection))
+        if record is not None and record.error is not None and not record.error.startswith("no permission"):
+            record = _unjoined(guided, question, selection, record, steps)  # the repair's own sure readings
         if record is not None and record.error is not None:
             return could_not("sql_error", "the SQL failed twice", record)
     if record is None:

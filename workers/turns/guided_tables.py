@@ -17,6 +17,7 @@ from workers.tools.sql_help import unknown_column
 from workers.turns import compact_schema
 from workers.turns.answer_checks import Probes, parse, tables_read
 from workers.turns.compact_schema import SchemaTable
+from workers.turns.date_arguments import dated_argument
 from workers.turns.guided_run import GuidedTurn
 from workers.turns.join_checks import DisjointJoin, disjoint_joins
 from workers.turns.join_drops import DroppedJoin, without_disjoint_join, without_missing_column_join
@@ -142,7 +143,8 @@ def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoi
     """For a statement that failed on a column a table of a join lacks (`error`: what run_sql answered): the
     statement without that join when its table only filters (`workers.turns.join_drops`), else with the condition
     replaced by the cards' link between its two tables, else with the one shown table in between joined, else
-    (a column it selects or filters on) with the one shown table holding it joined (`workers.turns.join_paths`);
+    (a column it selects or filters on) with the one shown table holding it joined (`workers.turns.join_paths`),
+    else (a date function's argument) with the one date column of the tables read (`workers.turns.date_arguments`);
     None when no reading is sure."""
     column = unknown_column(error)
     if column is None:
@@ -161,4 +163,6 @@ def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoi
         return direct
     names = {t.name.upper(): t.name for t in selection.tables}
     between = bridged(sql, dialect, column, columns, cards, names)
-    return between or looked_up(sql, dialect, column, columns, cards, names)
+    return (
+        between or looked_up(sql, dialect, column, columns, cards, names) or dated_argument(sql, dialect, column, cards)
+    )

@@ -406,3 +406,32 @@ def test_rows_of_an_identifier_written_otherwise_are_said_as_that_identifiers(
     assert lines[0] == f"Customer C000551 placed {turn_world.erp_scalar(other):,} orders."  # not C0551's
     assert lines[-1] == "I filtered on CUST_ID = 'C000551', which the question does not name; it names 'C0551'."
     assert "'C0551'" in repairs(fake_openai)[0]  # the repair was asked to filter on the question's
+
+
+def test_a_date_argument_no_table_has_is_read_from_the_one_date_column_after_a_failed_repair(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    broken = "SELECT strftime('%Y-%m', d day) AS month, SUM(AMT) AS sales FROM SALES_2024 GROUP BY month"
+    unknown = "SELECT strftime('%Y-%m', d) AS month, SUM(AMT) AS sales FROM SALES_2024 GROUP BY month"
+
+    written: list[str] = []
+
+    def step(exchange: Exchange) -> Step:
+        if "run_sql" in exchange.tools:  # a statement that does not parse, then a repair naming no real column
+            written.append(unknown if written else broken)
+            return Call("run_sql", {"sql": written[-1]})
+        if "choose_tables" in exchange.tools:
+            return Call("choose_tables", {"tables": ["SALES_2024"]})
+        return Say("no tool offered")
+
+    fake_openai.script(step)
+    turn_id = turn_world.submit("What was our total sales amount by month in 2024?", thread="checks date argument")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    expected = "SELECT substr(SALES_YM, 1, 4) || '-' || substr(SALES_YM, 5, 2), SUM(AMT) FROM SALES_2024 GROUP BY 1"
+    with sqlite3.connect(turn_world.erp_path) as conn:
+        assert stored["result"]["sql"][-1]["rows"] == [list(row) for row in conn.execute(expected)]
+    assert "I read the dates from SALES_2024.SALES_YM" in stored["answer"]
+    assert written[:2] == [broken, unknown]  # the repair named no real column either: no model call read SALES_YM
