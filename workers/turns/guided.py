@@ -248,7 +248,7 @@ def _unjoined(
     (`guided_tables.missing_column_fix`); `record` itself otherwise. The answer says what was changed (as its
     doubt when a filter left out names the question's value)."""
     result = guided.trace.get("last_result")
-    fixed = missing_column_fix(selection, record.sql, result.content if result is not None else "")
+    fixed = missing_column_fix(selection, record.sql, result.content if result is not None else "", question)
     again = steps.rerun(fixed.sql, selection) if fixed is not None else None
     if fixed is None or again is None or again.error is not None:
         return record

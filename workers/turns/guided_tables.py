@@ -23,6 +23,8 @@ from workers.turns.join_checks import DisjointJoin, disjoint_joins
 from workers.turns.join_drops import DroppedJoin, without_disjoint_join, without_missing_column_join
 from workers.turns.join_paths import Bridged, bridged, looked_up, relinked
 from workers.turns.selection import Selection
+from workers.turns.statement_filters import Unfiltered
+from workers.turns.unknown_filters import without_unknown_filter
 from workers.turns.value_linking import linked_values
 
 
@@ -139,13 +141,16 @@ def join_misses(guided: GuidedTurn, selection: Selection, sql: str) -> tuple[lis
     return found, without_disjoint_join(sql, dialect, found, columns) if found else None
 
 
-def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoin | Bridged | None:
+def missing_column_fix(
+    selection: Selection, sql: str, error: str, question: str
+) -> DroppedJoin | Bridged | Unfiltered | None:
     """For a statement that failed on a column a table of a join lacks (`error`: what run_sql answered): the
     statement without that join when its table only filters (`workers.turns.join_drops`), else with the condition
     replaced by the cards' link between its two tables, else with the one shown table in between joined, else
     (a column it selects or filters on) with the one shown table holding it joined (`workers.turns.join_paths`),
-    else (a date function's argument) with the one date column of the tables read (`workers.turns.date_arguments`);
-    None when no reading is sure."""
+    else (a date function's argument) with the one date column of the tables read (`workers.turns.date_arguments`),
+    else without a filter on it whose value the question does not name (`workers.turns.unknown_filters`); None when
+    no reading is sure."""
     column = unknown_column(error)
     if column is None:
         return None
@@ -164,5 +169,8 @@ def missing_column_fix(selection: Selection, sql: str, error: str) -> DroppedJoi
     names = {t.name.upper(): t.name for t in selection.tables}
     between = bridged(sql, dialect, column, columns, cards, names)
     return (
-        between or looked_up(sql, dialect, column, columns, cards, names) or dated_argument(sql, dialect, column, cards)
+        between
+        or looked_up(sql, dialect, column, columns, cards, names)
+        or dated_argument(sql, dialect, column, cards)
+        or without_unknown_filter(sql, dialect, column, question, cards)
     )

@@ -435,3 +435,19 @@ def test_a_date_argument_no_table_has_is_read_from_the_one_date_column_after_a_f
         assert stored["result"]["sql"][-1]["rows"] == [list(row) for row in conn.execute(expected)]
     assert "I read the dates from SALES_2024.SALES_YM" in stored["answer"]
     assert written[:2] == [broken, unknown]  # the repair named no real column either: no model call read SALES_YM
+
+
+def test_a_flag_on_a_column_the_table_lacks_is_left_out_without_another_model_call(
+    turn_world: TurnWorld, fake_openai: FakeOpenAIServer
+) -> None:
+    flagged = f"SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan' AND {Y2024} AND USE_YN = 'Y'"
+    fake_openai.script(sql_model(flagged))
+    turn_id = turn_world.submit("How many orders shipped to Busan in 2024?", thread="checks unknown flag")
+    turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
+
+    stored = turn_world.turn(turn_id)
+    assert stored["status"] == "answered", stored
+    city = f"SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan' AND {Y2024}"
+    assert stored["result"]["sql"][-1]["rows"] == [[turn_world.erp_scalar(city)]]
+    assert "I left out the filter USE_YN = 'Y', which the question does not ask for." in stored["answer"]
+    assert not repairs(fake_openai)
