@@ -1,13 +1,14 @@
 """The guided path's readings of a statement that failed on a column no table it reads has, replayed without a
 model on the failed statements earlier runs of bench.local_model_accuracy recorded: a date function's argument read
-from the one date column of the tables read (`workers.turns.date_arguments`), and a filter whose value the question
-does not name left out (`workers.turns.unknown_filters`).
+from the one date column of the tables read (`workers.turns.date_arguments`), and an active flag's filter on a
+table without that flag, which the question does not ask for, left out (`workers.turns.unknown_filters`).
 
 Every recorded statement that failed is run again on its question's SQLite file to read the engine's own error;
-where it names a column, each reading is tried with the cards of the kept installations (`--work`), the statement
-it gives is run, the answer checks' rewrite of periods written as digits applied as the turn applies it, and the
-rows compared with the benchmark's. A reading turns a failed statement into a right answer, a wrong one, or one that
-still fails; the statements the turn recorded failed, so none of them was right before.
+where it names a column, each reading is tried with the cards (from the kept installations, `--work`) of the tables
+the statement reads and the turn showed, the statement it gives is run, the answer checks' rewrite of periods
+written as digits applied as the turn applies it, and the rows compared with the benchmark's. A reading turns a
+failed statement into a right answer, a wrong one, or one that still fails; the statements the turn recorded
+failed, so none of them was right before.
 
 Run:  python -m bench.missing_column_replay --work DIR [RESULTS.json ...]
 (default: every bench/results/local_model_accuracy_*.json; writes bench/results/missing_column_replay.json and .md).
@@ -42,11 +43,13 @@ READINGS: dict[str, Reading] = {
 }
 
 
-def _cards(store: Any, database: str, sql: str) -> dict[str, dict[str, Any]]:
+def _cards(store: Any, database: str, sql: str, shown: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The cards of the tables the statement reads and of those the turn showed (`database.table` as recorded)."""
     cards: dict[str, dict[str, Any]] = {}
+    names = [*tables_read(sql, "sqlite"), *(t.rsplit(".", 1)[-1] for t in shown if t.startswith(f"{database}."))]
     with store.transaction() as session:
         source = source_repo.by_name(session, database)
-        for name in tables_read(sql, "sqlite"):
+        for name in dict.fromkeys(names):
             table = catalog_repo.find_table(session, source.id, name) if source is not None else None
             if table is not None and table.card:
                 cards[table.name.upper()] = table.card
@@ -85,7 +88,8 @@ def replay(work: Path, files: Sequence[Path]) -> dict[str, Any]:
                     if item is None:
                         continue
                     attempts = [a for a in row.values() if isinstance(a, dict) and "sql" in a]
-                    for run in (r for a in attempts for r in a["sql"] if r.get("error")):
+                    erred = [(r, a.get("tables") or []) for a in attempts for r in a["sql"] if r.get("error")]
+                    for run, shown in erred:
                         sql = str(run["sql"]).split("\n-- for you:")[0]
                         if (item.set, item.id, sql) in seen:
                             continue
@@ -95,7 +99,7 @@ def replay(work: Path, files: Sequence[Path]) -> dict[str, Any]:
                         if column is None:
                             continue
                         failed[item.set] += 1
-                        cards = _cards(store, item.database, sql)
+                        cards = _cards(store, item.database, sql, shown)
                         for kind, reading in READINGS.items():
                             fixed = reading(sql, column, item, cards)
                             if fixed is None:

@@ -41,8 +41,8 @@ def dated_argument(sql: str, dialect: str | None, column: str, cards: Mapping[st
     if not named or not any(id(c) in dated for c in named):
         return None
     found = [(alias, str(c["name"])) for alias, t in tables.items() for c in _dates(cards[t.name.upper()])]
-    if len({(tables[a].name.upper(), n) for a, n in found}) != 1:
-        return None
+    if len(found) != 1:
+        return None  # none, two, or one table read twice (a self-join): no one reading
     alias, name = found[0]
     table = tables[alias]
     for node in named:

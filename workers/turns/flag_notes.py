@@ -27,6 +27,11 @@ _FLAG_WORDS = re.compile(
 )
 
 
+def names_flag(question: str) -> bool:
+    """Does the question name a flag's rows itself ("active customers", "deleted products", "사용 중")?"""
+    return _FLAG_WORDS.search(question) is not None
+
+
 def flag_notes(question: str, sql: str, dialect: str | None, cards: Mapping[str, dict[str, Any]]) -> list[str]:
     """One line for each equality of `sql` on a flag column whose card marks it as an active or soft-delete flag,
     when the question does not name the flag; `cards`: the cards of the tables the statement could read, by

@@ -1,10 +1,14 @@
-"""A filter on a column no table of the statement has, left out when the question does not ask for it.
+"""An active flag's filter on a table that has no such flag, left out when the question does not ask for it.
 
-A small model adds filters it has seen in other tables: `USE_YN = 'Y'` on the orders, where only the warehouses
-and customers have that active flag, and the statement fails with "no such column". When no table the statement
-reads has the column and the question names none of the filter's values, the filter names nothing the tables hold
-and nothing the user asked: the statement is run again without it (a term of the WHERE clause's ANDs only, not
-under an OR, a NOT or a join's ON), without a model call, and the answer says what was left out.
+The cards of flag columns (`USE_YN`, `IS_DELETED`) tell the model that current rows need a filter on them
+(`catalog.misuse`), and a small model adds that filter to tables that have no flag: `USE_YN = 'Y'` on the orders,
+where only the warehouses and customers have one, and the statement fails with "no such column". When no table the
+statement reads has the column, a shown table's card marks a column of that name as an active or soft-delete flag,
+and the question names neither the flag's rows ("active", "deleted") nor the filter's values, the filter asked for
+nothing the tables hold and nothing the user said: the statement is run again without it (a term of the WHERE
+clause's ANDs only, not under an OR, a NOT or a join's ON), without a model call, and the answer says what was left
+out. Any other unknown column is left to the repair: leaving out a filter the model meant (a status, a title) turns
+a statement that failed into a wrong answer.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from typing import Any
 
 from sqlglot import exp
 
+from catalog.misuse import SOFT_DELETE_WATCH
 from workers.turns.answer_checks import parse
+from workers.turns.flag_notes import names_flag
 from workers.turns.statement_filters import Filter, Unfiltered, card_column, unfiltered
 
 
@@ -23,14 +29,18 @@ def without_unknown_filter(
     sql: str, dialect: str | None, column: str, question: str, cards: Mapping[str, dict[str, Any]]
 ) -> Unfiltered | None:
     """`sql` without the filters on `column` (as the engine's error names it, perhaps qualified), when every table
-    it reads is among `cards` (by upper-case name) and none has that column, and the question names none of the
-    filters' values; None otherwise (module doc)."""
+    it reads is among `cards` (the shown tables' cards, by upper-case name) and none has that column, another's card
+    marks it as an active flag, and the question names neither the flag nor the filters' values; None otherwise
+    (module doc)."""
     qualifier, _, bare = column.replace('"', "").replace("`", "").rpartition(".")
     tree = parse(sql, dialect)
     if tree is None or not bare:
         return None
     read = {t.name.upper() for t in tree.find_all(exp.Table)}
     if not read or not read <= set(cards) or any(card_column(cards[t], bare) for t in read):
+        return None
+    flag = (str(card_column(card, bare).get("watch") or "") for card in cards.values())
+    if not any(watch.startswith(SOFT_DELETE_WATCH) for watch in flag) or names_flag(question):
         return None
     asked = " ".join(question.casefold().split())
     drops: list[tuple[Filter, str]] = []

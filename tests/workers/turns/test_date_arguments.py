@@ -60,6 +60,11 @@ def test_the_one_date_column_of_the_tables_read_stands_for_an_unknown_argument(
         ("SELECT SUM(AMT) FROM SALES_2024 WHERE region = 'N'", "region", {"SALES_2024": SALES}),  # not a date's
         ("SELECT strftime('%Y', d) FROM SALES_2024 JOIN OTHER ON 1 = 1", "d", {"SALES_2024": SALES}),  # unknown table
         ("SELECT strftime('%Y', AMT) FROM SALES_2024", "AMT", {"SALES_2024": SALES}),  # the table has it
+        (  # one table read twice: which of its rows the date is of is not sure
+            "SELECT strftime('%Y', d) FROM SALES_2024 AS a JOIN SALES_2024 AS b ON a.PRD_CD = b.PRD_CD",
+            "d",
+            {"SALES_2024": SALES},
+        ),
     ],
 )
 def test_anything_less_than_one_sure_date_column_is_left_to_the_repair(

@@ -441,8 +441,15 @@ def test_a_flag_on_a_column_the_table_lacks_is_left_out_without_another_model_ca
     turn_world: TurnWorld, fake_openai: FakeOpenAIServer
 ) -> None:
     flagged = f"SELECT COUNT(*) FROM ORD_MST WHERE SHIP_CITY = 'Busan' AND {Y2024} AND USE_YN = 'Y'"
-    fake_openai.script(sql_model(flagged))
-    turn_id = turn_world.submit("How many orders shipped to Busan in 2024?", thread="checks unknown flag")
+
+    def step(exchange: Exchange) -> Step:  # the customers are shown too: their card marks USE_YN as a flag
+        if "choose_tables" in exchange.tools:
+            return Call("choose_tables", {"tables": ["ORD_MST", "CUST_MST"]})
+        return sql_model(flagged)(exchange)
+
+    fake_openai.script(step)
+    question = "How many orders did VIP customers have shipped to Busan in 2024?"
+    turn_id = turn_world.submit(question, thread="checks unknown flag")
     turn_world.run(turn_world.environment(fake_openai, **SMALL), turn_id)
 
     stored = turn_world.turn(turn_id)

@@ -9,9 +9,17 @@ import pytest
 
 from workers.turns.unknown_filters import without_unknown_filter
 
+FLAG = "soft-delete/active flag (Y, N); current rows need a filter on it"
 CARDS: dict[str, dict[str, Any]] = {
     "ORD_MST": {"columns": [{"name": "ORD_NO"}, {"name": "SHIP_CITY"}, {"name": "ORD_DT"}, {"name": "CUST_ID"}]},
-    "CUST_MST": {"columns": [{"name": "CUST_ID"}, {"name": "USE_YN"}]},
+    "CUST_MST": {
+        "columns": [
+            {"name": "CUST_ID"},
+            {"name": "USE_YN", "watch": FLAG},
+            {"name": "DEL_FLAG", "watch": FLAG},
+            {"name": "STATUS_CODE"},
+        ]
+    },
 }
 BUSAN = "How many orders shipped to Busan in 2024?"
 
@@ -55,6 +63,16 @@ def test_a_filter_on_a_column_no_table_read_has_is_left_out(sql: str, column: st
         ("SELECT COUNT(*) FROM ORD_MST WHERE USE_YN = 'Y' OR SHIP_CITY = 'Busan'", "USE_YN", BUSAN),  # under an OR
         ("SELECT COUNT(*) FROM ORD_MST WHERE USE_YN = SHIP_CITY", "USE_YN", BUSAN),  # no value
         ("SELECT COUNT(*) FROM OTHER WHERE USE_YN = 'Y'", "USE_YN", BUSAN),  # a table no card describes
+        (  # no card marks the column as a flag: a filter the model meant, left to the repair
+            "SELECT COUNT(*) FROM ORD_MST WHERE STATUS_CODE = '20'",
+            "STATUS_CODE",
+            "How many orders were paid by credit card?",
+        ),
+        (  # the question asks for the flag's rows itself
+            "SELECT COUNT(*) FROM ORD_MST WHERE USE_YN = 'Y'",
+            "USE_YN",
+            "How many orders of active customers were shipped to Busan?",
+        ),
     ],
 )
 def test_a_filter_the_question_asks_for_or_that_cannot_go_alone_is_kept(sql: str, column: str, question: str) -> None:
