@@ -123,7 +123,11 @@ def holds_dates(entry: dict[str, Any]) -> bool:
 
 def holds_periods(entry: dict[str, Any]) -> bool:
     """Does the card's column `entry` hold periods written as digits of one length (`2024`, `202401`)?"""
-    values = [str(v).strip() for v in entry.get("values") or [] if v is not None and str(v).strip()]
+    return _periods([str(v).strip() for v in entry.get("values") or [] if v is not None and str(v).strip()])
+
+
+def _periods(values: Sequence[str]) -> bool:
+    """Are `values` (stripped, none empty) all periods written as digits, of one length?"""
     return bool(values) and len({len(v) for v in values}) == 1 and all(_DIGIT_PERIOD.match(v) for v in values)
 
 
@@ -220,10 +224,7 @@ def _digits(column: exp.Column, resolve: Resolve, sample: Sample) -> str | None:
     name = str(entry.get("name") or column.name)
     values = [str(v).strip() for v in entry.get("values") or [] if v is not None] or sample(table, name) or []
     values = [v.strip() for v in values if v.strip()]
-    lengths = {len(v) for v in values}
-    if not values or len(lengths) != 1 or not all(_DIGIT_PERIOD.match(v) for v in values):
-        return None
-    return values[0]
+    return values[0] if _periods(values) else None
 
 
 def _parts_asked(node: exp.Expr) -> list[str] | None:
